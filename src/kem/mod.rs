@@ -1,0 +1,350 @@
+//! The hybrid KEM `MLKEM768-X25519` with the split-PRF combiner (SPEC.md §2).
+//!
+//! Components in wire order: X25519 through the hashed-ElGamal adapter, then
+//! ML-KEM-768 (FIPS 203). Key and ciphertext encodings are the reference's:
+//!
+//! | item        | layout                                              |
+//! | ----------- | --------------------------------------------------- |
+//! | public key  | X25519 public (32) ‖ ML-KEM encapsulation key (1,184) |
+//! | private key | X25519 secret (32) ‖ ML-KEM encapsulation key (1,184) ‖ ML-KEM seed d‖z (64) |
+//! | ciphertext  | X25519 ephemeral (32) ‖ ML-KEM ciphertext (1,088)     |
+//!
+//! A [`PrivateKey`] is validated and expanded once, when it is loaded; every
+//! decapsulation then reuses the expanded ML-KEM key and the cached X25519
+//! public key (the reference re-derives both for every packet).
+
+mod blake2;
+mod combiner;
+mod x25519;
+
+use core::fmt;
+
+use ml_kem::{DecapsulationKey, EncapsulationKey, KeyExport, MlKem768, Seed, kem::Decapsulate};
+use rand_core::CryptoRng;
+use subtle::{Choice, ConstantTimeEq};
+use x25519_dalek::{PublicKey as XPublic, StaticSecret};
+use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
+
+use crate::bytes::split;
+use crate::error::{Error, Input, KeyError, array_ref};
+use crate::geometry::{
+    KEM_CIPHERTEXT_LEN, KEY_SEED_LEN, MLKEM_CT_LEN, MLKEM_EK_LEN, MLKEM_SEED_LEN, PRIVATE_KEY_LEN,
+    PUBLIC_KEY_LEN, SHARED_SECRET_LEN, X25519_LEN,
+};
+
+/// A KEM ciphertext as it sits in a header.
+pub type Ciphertext = [u8; KEM_CIPHERTEXT_LEN];
+
+/// The 32-byte hybrid shared secret. Zeroized on drop; never printed.
+pub struct SharedSecret(Zeroizing<[u8; SHARED_SECRET_LEN]>);
+
+impl SharedSecret {
+    /// The secret bytes.
+    #[must_use]
+    pub fn as_bytes(&self) -> &[u8; SHARED_SECRET_LEN] {
+        &self.0
+    }
+}
+
+impl ConstantTimeEq for SharedSecret {
+    fn ct_eq(&self, other: &Self) -> Choice {
+        self.0.ct_eq(&*other.0)
+    }
+}
+
+impl fmt::Debug for SharedSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedSecret").finish_non_exhaustive()
+    }
+}
+
+impl ZeroizeOnDrop for SharedSecret {}
+
+/// A validated `MLKEM768-X25519` public key.
+///
+/// Loading checks the ML-KEM encapsulation key against FIPS 203 (every
+/// coefficient below q) and refuses an X25519 key of small order.
+#[derive(Clone)]
+pub struct PublicKey {
+    bytes: [u8; PUBLIC_KEY_LEN],
+    mlkem: EncapsulationKey<MlKem768>,
+}
+
+impl PublicKey {
+    /// Parse and validate the 1,216-byte encoding.
+    ///
+    /// # Errors
+    /// [`Error::Key`] if either half is refused.
+    pub fn from_bytes(bytes: &[u8; PUBLIC_KEY_LEN]) -> Result<Self, Error> {
+        let (x25519, ek) = split_public(bytes);
+        if x25519::is_low_order(x25519) {
+            return Err(KeyError::X25519LowOrder.into());
+        }
+        let mlkem = EncapsulationKey::new(ek.into())
+            .map_err(|_| Error::Key(KeyError::MlKemEncapsulationKey))?;
+        Ok(Self {
+            bytes: *bytes,
+            mlkem,
+        })
+    }
+
+    /// The 1,216-byte encoding.
+    #[must_use]
+    pub fn to_bytes(&self) -> [u8; PUBLIC_KEY_LEN] {
+        self.bytes
+    }
+
+    /// Borrow the 1,216-byte encoding.
+    #[must_use]
+    pub fn as_bytes(&self) -> &[u8; PUBLIC_KEY_LEN] {
+        &self.bytes
+    }
+
+    /// Encapsulate a fresh shared secret to this key.
+    ///
+    /// # Errors
+    /// [`Error::Kem`] only if the X25519 exchange is non-contributory, which
+    /// a key that passed [`PublicKey::from_bytes`] cannot cause.
+    pub fn encapsulate<R: CryptoRng + ?Sized>(
+        &self,
+        rng: &mut R,
+    ) -> Result<(Ciphertext, SharedSecret), Error> {
+        let (x_pub, _) = split_public(&self.bytes);
+        let (ct_x, ss_x) = x25519::encapsulate(rng, x_pub)?;
+        let (ct_m, ss_m) = ml_kem::Encapsulate::encapsulate_with_rng(&self.mlkem, rng);
+        let ss_m = Zeroizing::new(<[u8; 32]>::from(ss_m));
+        let ct_m: &[u8; MLKEM_CT_LEN] = ct_m.as_ref();
+        let (ss, _) = combiner::combine(&ss_x, &ct_x, &ss_m, ct_m);
+        let mut ct = [0u8; KEM_CIPHERTEXT_LEN];
+        let (ct_x_out, ct_m_out) = ct.split_at_mut(X25519_LEN);
+        ct_x_out.copy_from_slice(&ct_x);
+        ct_m_out.copy_from_slice(ct_m);
+        Ok((ct, SharedSecret(ss)))
+    }
+}
+
+impl TryFrom<&[u8]> for PublicKey {
+    type Error = Error;
+
+    fn try_from(bytes: &[u8]) -> Result<Self, Error> {
+        Self::from_bytes(array_ref(Input::PublicKey, bytes)?)
+    }
+}
+
+impl PartialEq for PublicKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes == other.bytes
+    }
+}
+
+impl Eq for PublicKey {}
+
+impl fmt::Debug for PublicKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PublicKey(")?;
+        for b in self.bytes.iter().take(8) {
+            write!(f, "{b:02x}")?;
+        }
+        write!(f, "…)")
+    }
+}
+
+/// A loaded `MLKEM768-X25519` private key, ready to decapsulate.
+///
+/// Expanded once at load; zeroized on drop; never printed. `Send + Sync`:
+/// one loaded key can serve many threads.
+pub struct PrivateKey {
+    x25519: StaticSecret,
+    mlkem: DecapsulationKey<MlKem768>,
+    public: PublicKey,
+}
+
+impl PrivateKey {
+    /// Generate a key pair from `rng` (a fresh 96-byte seed, derived as the
+    /// reference derives seeds).
+    pub fn generate<R: CryptoRng + ?Sized>(rng: &mut R) -> Self {
+        let mut seed = Zeroizing::new([0u8; KEY_SEED_LEN]);
+        rng.fill_bytes(&mut seed[..]);
+        Self::from_seed(&seed)
+    }
+
+    /// Derive a key pair from a 96-byte seed exactly as the reference's
+    /// `DeriveKeyPair` does: `seed[32..96]` is the ML-KEM `d ‖ z`; the X25519
+    /// secret is the first 32 bytes of an unbounded BLAKE2Xb over
+    /// `BLAKE2b-256(seed[0..32])`.
+    #[must_use]
+    pub fn from_seed(seed: &[u8; KEY_SEED_LEN]) -> Self {
+        let (x_seed, mlkem_seed) = seed.split_at(X25519_LEN);
+        let digest = blake2::blake2b_256(&[x_seed]);
+        let x_secret =
+            blake2::blake2xb_prefix::<X25519_LEN>(&[], &digest[..], blake2::XOF_LENGTH_UNKNOWN, 64);
+        let mut d_z = Seed::default();
+        d_z.copy_from_slice(mlkem_seed);
+        let mlkem = DecapsulationKey::<MlKem768>::from_seed(d_z);
+        Self::assemble(StaticSecret::from(*x_secret), mlkem)
+    }
+
+    /// Load the 1,280-byte encoding, refusing a key whose stored ML-KEM
+    /// encapsulation key is not the one its seed derives.
+    ///
+    /// # Errors
+    /// [`Error::Key`] with [`KeyError::Inconsistent`].
+    pub fn from_bytes(bytes: &[u8; PRIVATE_KEY_LEN]) -> Result<Self, Error> {
+        let (x_secret, rest) = bytes.split_at(X25519_LEN);
+        let (stored_ek, d_z) = rest.split_at(MLKEM_EK_LEN);
+        let mut seed = Seed::default();
+        seed.copy_from_slice(d_z);
+        let mlkem = DecapsulationKey::<MlKem768>::from_seed(seed);
+        let derived_ek = mlkem.encapsulation_key().to_bytes();
+        if derived_ek.as_slice() != stored_ek {
+            return Err(KeyError::Inconsistent.into());
+        }
+        let mut x = Zeroizing::new([0u8; X25519_LEN]);
+        x.copy_from_slice(x_secret);
+        Ok(Self::assemble(StaticSecret::from(*x), mlkem))
+    }
+
+    /// Build the cached public key next to the secrets.
+    fn assemble(x25519: StaticSecret, mlkem: DecapsulationKey<MlKem768>) -> Self {
+        let mut bytes = [0u8; PUBLIC_KEY_LEN];
+        let (x_out, ek_out) = bytes.split_at_mut(X25519_LEN);
+        x_out.copy_from_slice(XPublic::from(&x25519).as_bytes());
+        ek_out.copy_from_slice(&mlkem.encapsulation_key().to_bytes());
+        let public = PublicKey {
+            bytes,
+            mlkem: mlkem.encapsulation_key().clone(),
+        };
+        Self {
+            x25519,
+            mlkem,
+            public,
+        }
+    }
+
+    /// The 1,280-byte encoding (secret: zeroized when dropped).
+    #[must_use]
+    pub fn to_bytes(&self) -> Zeroizing<[u8; PRIVATE_KEY_LEN]> {
+        let mut out = Zeroizing::new([0u8; PRIVATE_KEY_LEN]);
+        let (x_out, rest) = out.split_at_mut(X25519_LEN);
+        let (ek_out, seed_out) = rest.split_at_mut(MLKEM_EK_LEN);
+        x_out.copy_from_slice(self.x25519.as_bytes());
+        ek_out.copy_from_slice(&self.public.bytes[X25519_LEN..]);
+        if let Some(mut seed) = self.mlkem.to_seed() {
+            seed_out.copy_from_slice(&seed);
+            seed.zeroize();
+        }
+        out
+    }
+
+    /// The matching public key.
+    #[must_use]
+    pub fn public_key(&self) -> &PublicKey {
+        &self.public
+    }
+
+    /// Decapsulate a KEM ciphertext.
+    ///
+    /// ML-KEM never fails (a wrong ciphertext gives a pseudo-random secret,
+    /// FIPS 203 implicit rejection); X25519 fails on a small-order point.
+    ///
+    /// # Errors
+    /// [`Error::Kem`] if the X25519 half is a point of small order.
+    pub fn decapsulate(&self, ct: &Ciphertext) -> Result<SharedSecret, Error> {
+        self.decapsulate_traced(ct).map(|(ss, _)| ss)
+    }
+
+    /// Decapsulate and keep every intermediate value.
+    fn decapsulate_traced(&self, ct: &Ciphertext) -> Result<(SharedSecret, Trace), Error> {
+        let (ct_x, ct_m) = split_ciphertext(ct);
+        let (x_pub, _) = split_public(&self.public.bytes);
+        let ss_x = x25519::decapsulate(&self.x25519, x_pub, ct_x)?;
+        let ss_m = self.mlkem.decapsulate(ct_m.into());
+        let ss_m = Zeroizing::new(<[u8; 32]>::from(ss_m));
+        let (ss, combined) = combiner::combine(&ss_x, ct_x, &ss_m, ct_m);
+        Ok((
+            SharedSecret(ss),
+            Trace {
+                ss_x,
+                ss_m,
+                combined,
+            },
+        ))
+    }
+}
+
+impl TryFrom<&[u8]> for PrivateKey {
+    type Error = Error;
+
+    fn try_from(bytes: &[u8]) -> Result<Self, Error> {
+        Self::from_bytes(array_ref(Input::PrivateKey, bytes)?)
+    }
+}
+
+impl fmt::Debug for PrivateKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PrivateKey")
+            .field("public", &self.public)
+            .finish_non_exhaustive()
+    }
+}
+
+// Both secret fields wipe themselves on drop (x25519-dalek and ml-kem with
+// their `zeroize` features); the public half needs no wiping.
+impl ZeroizeOnDrop for PrivateKey {}
+
+/// Intermediate values of one decapsulation.
+struct Trace {
+    ss_x: Zeroizing<[u8; 32]>,
+    ss_m: Zeroizing<[u8; 32]>,
+    combined: combiner::Intermediates,
+}
+
+/// Intermediate values of a decapsulation, for conformance debugging only.
+#[doc(hidden)]
+pub struct DebugIntermediates {
+    /// X25519 adapter output.
+    pub x25519_adapter_shared_secret: [u8; 32],
+    /// ML-KEM shared secret.
+    pub mlkem_shared_secret: [u8; 32],
+    /// Split-PRF key of the X25519 half.
+    pub splitprf_key_x25519: [u8; 32],
+    /// Split-PRF key of the ML-KEM half.
+    pub splitprf_key_mlkem: [u8; 32],
+    /// Split-PRF hash of the X25519 half.
+    pub splitprf_hash_x25519: [u8; 32],
+    /// Split-PRF hash of the ML-KEM half.
+    pub splitprf_hash_mlkem: [u8; 32],
+    /// The hybrid shared secret.
+    pub shared_secret: [u8; 32],
+}
+
+/// Decapsulate and expose every intermediate secret. Conformance tooling
+/// only: it copies secrets out of their zeroizing wrappers.
+///
+/// # Errors
+/// As [`PrivateKey::decapsulate`].
+#[doc(hidden)]
+pub fn debug_decapsulate(key: &PrivateKey, ct: &Ciphertext) -> Result<DebugIntermediates, Error> {
+    let (ss, t) = key.decapsulate_traced(ct)?;
+    Ok(DebugIntermediates {
+        x25519_adapter_shared_secret: *t.ss_x,
+        mlkem_shared_secret: *t.ss_m,
+        splitprf_key_x25519: *t.combined.key_x25519,
+        splitprf_key_mlkem: *t.combined.key_mlkem,
+        splitprf_hash_x25519: *t.combined.hash_x25519,
+        splitprf_hash_mlkem: *t.combined.hash_mlkem,
+        shared_secret: *ss.as_bytes(),
+    })
+}
+
+/// Split a public key into its X25519 and ML-KEM halves.
+fn split_public(bytes: &[u8; PUBLIC_KEY_LEN]) -> (&[u8; X25519_LEN], &[u8; MLKEM_EK_LEN]) {
+    split(bytes)
+}
+
+/// Split a ciphertext into its X25519 and ML-KEM halves.
+fn split_ciphertext(ct: &Ciphertext) -> (&[u8; X25519_LEN], &[u8; MLKEM_CT_LEN]) {
+    split(ct)
+}
+
+const _: () = assert!(MLKEM_SEED_LEN == 64);

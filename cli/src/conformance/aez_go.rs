@@ -1,0 +1,119 @@
+//! The Go AEZ's own vector files (CC0): full AEZ with associated data and
+//! authenticators, and its extract / hash / prf layers.
+
+use kemsphinx::aez::{self, Aez};
+use serde_json::Value;
+
+use super::json::{Outcome, array, bytes, decode_value, list, number, same};
+
+/// Which layer a file tests, told by its first case's fields.
+#[derive(Clone, Copy)]
+pub(crate) enum Layer {
+    Encrypt,
+    Extract,
+    Hash,
+    Prf,
+}
+
+/// Recognise an AEZ vector list; `None` for anything else.
+pub(crate) fn layer_of(cases: &[Value]) -> Option<Layer> {
+    let first = cases.first()?.as_object()?;
+    let has =
+        |names: &[&str]| names.iter().all(|n| first.contains_key(*n)) && first.len() == names.len();
+    if has(&["k", "nonce", "data", "tau", "m", "c"]) {
+        Some(Layer::Encrypt)
+    } else if has(&["a", "b"]) {
+        Some(Layer::Extract)
+    } else if has(&["k", "tau", "data", "v"]) {
+        Some(Layer::Hash)
+    } else if has(&["k", "delta", "tau", "r"]) {
+        Some(Layer::Prf)
+    } else {
+        None
+    }
+}
+
+impl Layer {
+    /// The kind name used in reports.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Encrypt => "aez-encrypt",
+            Self::Extract => "aez-extract",
+            Self::Hash => "aez-hash",
+            Self::Prf => "aez-prf",
+        }
+    }
+
+    /// Check one case of this layer.
+    pub(crate) fn check(self, case: &Value) -> Outcome {
+        match self {
+            Self::Encrypt => encrypt(case),
+            Self::Extract => same(
+                "extract",
+                &aez::extract(&bytes(case, "a")?),
+                &bytes(case, "b")?,
+            ),
+            Self::Hash => hash(case),
+            Self::Prf => prf(case),
+        }
+    }
+}
+
+/// The `data` list as byte strings.
+fn data(case: &Value) -> Result<Vec<Vec<u8>>, String> {
+    list(case, "data")?.iter().map(decode_value).collect()
+}
+
+/// A `tau` field as a byte count.
+fn tau(case: &Value) -> Result<usize, String> {
+    usize::try_from(number(case, "tau")?).map_err(|e| e.to_string())
+}
+
+/// Full AEZ encryption and decryption (any key length, AD, τ).
+fn encrypt(case: &Value) -> Outcome {
+    let key = bytes(case, "k")?;
+    let nonce = bytes(case, "nonce")?;
+    let ad = data(case)?;
+    let ad: Vec<&[u8]> = ad.iter().map(Vec::as_slice).collect();
+    let tau = tau(case)?;
+    let m = bytes(case, "m")?;
+    let c = bytes(case, "c")?;
+    let mut out = vec![0u8; m.len() + tau];
+    aez::encrypt_full(&key, &nonce, &ad, tau, &m, &mut out).map_err(|e| e.to_string())?;
+    same("encrypt", &out, &c)?;
+    let mut back = vec![0u8; c.len()];
+    aez::decrypt_full(&key, &nonce, &ad, tau, &c, &mut back).map_err(|e| e.to_string())?;
+    same("decrypt", back.get(..m.len()).unwrap_or_default(), &m)?;
+    if tau > 0 {
+        // A flipped bit must be refused when there is an authenticator.
+        let mut forged = c.clone();
+        if let Some(b) = forged.last_mut() {
+            *b ^= 1;
+        }
+        if aez::decrypt_full(&key, &nonce, &ad, tau, &forged, &mut back).is_ok() {
+            return Err("a forged ciphertext decrypted".into());
+        }
+    }
+    Ok(())
+}
+
+/// AEZ-hash of a tweak vector `(τ in bits, nonce, AD…)`: the file's `data`
+/// list is the nonce followed by the AD strings.
+fn hash(case: &Value) -> Outcome {
+    let aez = Aez::new(&array(case, "k")?);
+    let tau = u32::try_from(number(case, "tau")?).map_err(|e| e.to_string())?;
+    let data = data(case)?;
+    let (nonce, ad) = data
+        .split_first()
+        .map_or((&[][..], &[][..]), |(n, a)| (n.as_slice(), a));
+    let ad: Vec<&[u8]> = ad.iter().map(Vec::as_slice).collect();
+    same("hash", &aez.hash(tau, nonce, &ad), &bytes(case, "v")?)
+}
+
+/// AEZ-prf.
+fn prf(case: &Value) -> Outcome {
+    let aez = Aez::new(&array(case, "k")?);
+    let mut out = vec![0u8; tau(case)?];
+    aez.prf(&array(case, "delta")?, &mut out);
+    same("prf", &out, &bytes(case, "r")?)
+}

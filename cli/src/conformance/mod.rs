@@ -1,0 +1,206 @@
+//! Run conformance vector files and folders and report per case.
+//!
+//! Two formats are understood, and nothing else:
+//! - `kemsphinx-vectors/1`: a JSON object with `schema`, `kind` and `cases`
+//!   (kinds `kem`, `aez`, `kdf`, `stream`, `replay_tag`, `forward`, `surb`,
+//!   `negative`), as documented in `vectors/README.md`;
+//! - the Go AEZ's own files: a JSON list of `encrypt`, `extract`, `hash` or
+//!   `prf` cases, told apart by their field names.
+//!
+//! A file of any other shape, or of an unknown schema or kind, is reported
+//! as a failure rather than skipped, so a run can never pass by reading
+//! nothing.
+
+mod aez_go;
+mod json;
+mod negative;
+mod packets;
+mod primitives;
+
+use std::fmt::Write as _;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+pub use negative::{action_class, error_class};
+
+/// The schema this runner understands.
+pub const SCHEMA: &str = "kemsphinx-vectors/1";
+
+/// One failing case.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// The file it came from.
+    pub file: PathBuf,
+    /// The case id (or `-` for a file-level failure).
+    pub id: String,
+    /// Why it failed.
+    pub reason: String,
+}
+
+/// What a run found.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Cases that passed.
+    pub passed: usize,
+    /// Cases (and files) that failed.
+    pub failures: Vec<Failure>,
+    /// Files read.
+    pub files: usize,
+    /// Cases per kind, passed or not.
+    pub kinds: std::collections::BTreeMap<String, usize>,
+}
+
+impl Report {
+    /// Verify a file, or every `*.json` file under a folder (sorted, recursive).
+    pub fn verify_path(&mut self, path: &Path) {
+        if path.is_dir() {
+            let mut entries: Vec<PathBuf> = match std::fs::read_dir(path) {
+                Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
+                Err(e) => return self.fail(path, "-", format!("cannot read folder: {e}")),
+            };
+            entries.sort();
+            for entry in entries {
+                if entry.is_dir() || entry.extension().is_some_and(|x| x == "json") {
+                    self.verify_path(&entry);
+                }
+            }
+        } else {
+            self.verify_file(path);
+        }
+    }
+
+    /// Verify one file.
+    pub fn verify_file(&mut self, path: &Path) {
+        self.files += 1;
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) => return self.fail(path, "-", format!("cannot read: {e}")),
+        };
+        let doc: Value = match serde_json::from_str(&text) {
+            Ok(v) => v,
+            Err(e) => return self.fail(path, "-", format!("not JSON: {e}")),
+        };
+        match &doc {
+            Value::Object(_) => self.verify_schema_file(path, &doc),
+            Value::Array(cases) => match aez_go::layer_of(cases) {
+                Some(layer) => self.run_cases(path, layer.name(), cases, |c| layer.check(c)),
+                None => self.fail(
+                    path,
+                    "-",
+                    "a list that is not a known AEZ vector file".into(),
+                ),
+            },
+            _ => self.fail(path, "-", "neither a vector object nor an AEZ list".into()),
+        }
+    }
+
+    /// A `kemsphinx-vectors/1` file.
+    fn verify_schema_file(&mut self, path: &Path, doc: &Value) {
+        match doc.get("schema").and_then(Value::as_str) {
+            Some(SCHEMA) => {}
+            Some(other) => {
+                return self.fail(
+                    path,
+                    "-",
+                    format!("unknown schema `{other}` (this runner reads {SCHEMA})"),
+                );
+            }
+            None => {
+                return self.fail(
+                    path,
+                    "-",
+                    format!("no `schema` field (this runner reads {SCHEMA})"),
+                );
+            }
+        }
+        let Some(cases) = doc.get("cases").and_then(Value::as_array) else {
+            return self.fail(path, "-", "no `cases` list".into());
+        };
+        let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("");
+        let check: fn(&Value) -> json::Outcome = match kind {
+            "kem" => primitives::kem,
+            "aez" => primitives::aez,
+            "kdf" => primitives::kdf,
+            "stream" => primitives::stream,
+            "replay_tag" => primitives::replay_tag,
+            "forward" => packets::forward,
+            "surb" => packets::surb,
+            "negative" => negative::negative,
+            other => return self.fail(path, "-", format!("unknown kind `{other}`")),
+        };
+        self.run_cases(path, kind, cases, check);
+    }
+
+    /// Run every case of a file, catching panics as failures.
+    fn run_cases(
+        &mut self,
+        path: &Path,
+        kind: &str,
+        cases: &[Value],
+        check: impl Fn(&Value) -> json::Outcome,
+    ) {
+        if cases.is_empty() {
+            return self.fail(path, "-", "no cases".into());
+        }
+        for (n, case) in cases.iter().enumerate() {
+            *self.kinds.entry(kind.to_owned()).or_default() += 1;
+            let id = case
+                .get("id")
+                .and_then(Value::as_str)
+                .map_or_else(|| format!("#{n}"), str::to_owned);
+            match catch_unwind(AssertUnwindSafe(|| check(case))) {
+                Ok(Ok(())) => self.passed += 1,
+                Ok(Err(reason)) => self.fail(path, &id, reason),
+                Err(_) => self.fail(path, &id, "PANIC".into()),
+            }
+        }
+    }
+
+    /// Record a failure.
+    fn fail(&mut self, file: &Path, id: &str, reason: String) {
+        self.failures.push(Failure {
+            file: file.to_owned(),
+            id: id.to_owned(),
+            reason,
+        });
+    }
+
+    /// Whether the run counts as a pass: something passed, nothing failed.
+    #[must_use]
+    pub fn ok(&self) -> bool {
+        self.passed > 0 && self.failures.is_empty()
+    }
+
+    /// The closing line, `N passed, M failed`.
+    #[must_use]
+    pub fn summary(&self) -> String {
+        format!("{} passed, {} failed", self.passed, self.failures.len())
+    }
+
+    /// A machine-readable summary.
+    #[must_use]
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "schema": SCHEMA,
+            "passed": self.passed,
+            "failed": self.failures.len(),
+            "files": self.files,
+            "cases_per_kind": self.kinds,
+            "failures": self.failures.iter().map(|f| serde_json::json!({
+                "file": f.file.display().to_string(), "id": f.id, "reason": f.reason,
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// One line per failure.
+    #[must_use]
+    pub fn failure_lines(&self) -> String {
+        let mut out = String::new();
+        for f in &self.failures {
+            let _ = writeln!(out, "FAIL {} {}: {}", f.file.display(), f.id, f.reason);
+        }
+        out
+    }
+}

@@ -1,0 +1,233 @@
+//! Checks for `forward` and `surb` cases: every hop unwrapped, and every
+//! packet the reference created recreated here byte for byte.
+
+use kemsphinx::geometry::{HOPS, KEM_CIPHERTEXT_LEN, PACKET_LEN, SPRP_KEY_BLOCK_LEN, SURB_LEN};
+use kemsphinx::{
+    Action, Command, Hop, NodeId, PrivateKey, Surb, SurbKeys, kem, packet, replay_tag, surb, unwrap,
+};
+use serde_json::Value;
+
+use super::json::{Outcome, array, bytes, decode_value, list, same};
+
+/// One node of a case: id and loaded key.
+pub(crate) struct Node {
+    pub(crate) id: NodeId,
+    pub(crate) key: PrivateKey,
+}
+
+/// Load the four nodes, checking each public key against its private key.
+pub(crate) fn nodes(case: &Value) -> Result<Vec<Node>, String> {
+    let nodes = list(case, "nodes")?;
+    if nodes.len() != HOPS {
+        return Err(format!("expected {HOPS} nodes, got {}", nodes.len()));
+    }
+    nodes
+        .iter()
+        .map(|n| {
+            let key = PrivateKey::from_bytes(&array(n, "private_key")?)
+                .map_err(|e| format!("node key refused: {e}"))?;
+            same(
+                "node public key",
+                key.public_key().as_bytes(),
+                &bytes(n, "public_key")?,
+            )?;
+            Ok(Node {
+                id: NodeId(array(n, "id")?),
+                key,
+            })
+        })
+        .collect()
+}
+
+/// The commands given to the creator, per hop.
+pub(crate) fn creator_commands(case: &Value) -> Result<Vec<Vec<Command>>, String> {
+    list(case, "commands")?
+        .iter()
+        .map(|hop| {
+            hop.as_array()
+                .ok_or("commands: expected a list per hop")?
+                .iter()
+                .map(|c| parse_command(&decode_value(c)?))
+                .collect()
+        })
+        .collect()
+}
+
+/// Parse exactly one serialised command.
+fn parse_command(raw: &[u8]) -> Result<Command, String> {
+    match Command::parse(raw) {
+        Ok(Some((cmd, []))) => Ok(cmd),
+        Ok(Some(_)) => Err("command has trailing bytes".into()),
+        Ok(None) => Err("null command in a command list".into()),
+        Err(e) => Err(format!("command: {e}")),
+    }
+}
+
+/// The path for `nodes` with `commands`.
+pub(crate) fn path<'a>(
+    nodes: &'a [Node],
+    commands: &'a [Vec<Command>],
+) -> Result<[Hop<'a>; HOPS], String> {
+    let hops: Vec<Hop<'a>> = nodes
+        .iter()
+        .zip(commands)
+        .map(|(n, c)| Hop {
+            id: n.id,
+            public_key: n.key.public_key(),
+            commands: c,
+        })
+        .collect();
+    hops.try_into()
+        .map_err(|_| format!("expected {HOPS} hops of commands"))
+}
+
+/// What the terminal hop is expected to hand over.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Terminal {
+    Deliver,
+    Reply,
+}
+
+/// Unwrap `packets[i]` with node `i` for every hop and compare with
+/// `unwrap[i]`; returns the terminal payload (10,156 or 10,188 bytes).
+fn walk(case: &Value, nodes: &[Node], terminal: Terminal) -> Result<Vec<u8>, String> {
+    let packets = list(case, "packets")?;
+    let expected = list(case, "unwrap")?;
+    let mut terminal_payload = Vec::new();
+    for (i, ((node, pkt), want)) in nodes.iter().zip(packets).zip(expected).enumerate() {
+        let mut buf: [u8; PACKET_LEN] = decode_value(pkt)?
+            .try_into()
+            .map_err(|_| format!("packets[{i}]: not {PACKET_LEN} bytes"))?;
+        let tag = replay_tag(&buf);
+        same(
+            &format!("hop {i} replay tag"),
+            &tag.0,
+            &array::<32>(want, "replay_tag")?,
+        )?;
+        let out =
+            unwrap(&node.key, &mut buf).map_err(|e| format!("hop {i}: unwrap failed: {e}"))?;
+        same(
+            &format!("hop {i} unwrap replay tag"),
+            &out.replay_tag.0,
+            &tag.0,
+        )?;
+        let got_cmds: Vec<u8> = out.commands.iter().flat_map(encoded).collect();
+        let want_cmds: Vec<u8> = list(want, "commands")?
+            .iter()
+            .map(decode_value)
+            .collect::<Result<Vec<_>, _>>()?
+            .concat();
+        same(&format!("hop {i} commands"), &got_cmds, &want_cmds)?;
+        match (out.action, nodes.get(i + 1), packets.get(i + 1)) {
+            (Action::Forward { next_hop, .. }, Some(next), Some(next_pkt)) => {
+                same(&format!("hop {i} next hop"), &next_hop.0, &next.id.0)?;
+                same(
+                    &format!("hop {i} outgoing packet"),
+                    &buf,
+                    &decode_value(next_pkt)?,
+                )?;
+            }
+            (Action::Deliver { payload, .. }, None, _) if terminal == Terminal::Deliver => {
+                terminal_payload = payload.to_vec();
+            }
+            (
+                Action::SurbReply {
+                    encrypted_reply, ..
+                },
+                None,
+                _,
+            ) if terminal == Terminal::Reply => {
+                terminal_payload = encrypted_reply.to_vec();
+            }
+            (action, ..) => return Err(format!("hop {i}: unexpected action {action:?}")),
+        }
+        if let Some(p) = want.get("payload").filter(|p| !p.is_null()) {
+            same(
+                &format!("hop {i} payload"),
+                &terminal_payload,
+                &decode_value(p)?,
+            )?;
+        }
+    }
+    Ok(terminal_payload)
+}
+
+/// The serialised form of one command.
+fn encoded(cmd: &Command) -> Vec<u8> {
+    let (buf, len) = cmd.encode();
+    buf.get(..len).unwrap_or_default().to_vec()
+}
+
+/// The KEM ciphertext and shared secret each hop recovers.
+fn encapsulations(
+    case: &Value,
+    nodes: &[Node],
+) -> Result<[(kem::Ciphertext, [u8; 32]); HOPS], String> {
+    let packets = list(case, "packets")?;
+    let mut out = [([0u8; KEM_CIPHERTEXT_LEN], [0u8; 32]); HOPS];
+    for ((slot, node), pkt) in out.iter_mut().zip(nodes).zip(packets) {
+        let pkt = decode_value(pkt)?;
+        let ct: kem::Ciphertext = pkt
+            .get(2..2 + KEM_CIPHERTEXT_LEN)
+            .and_then(|c| c.try_into().ok())
+            .ok_or("packet too short for a KEM ciphertext")?;
+        let ss = node
+            .key
+            .decapsulate(&ct)
+            .map_err(|e| format!("decapsulation: {e}"))?;
+        *slot = (ct, *ss.as_bytes());
+    }
+    Ok(out)
+}
+
+/// `forward`: unwrap every hop, then recreate the first packet from the
+/// recovered encapsulations.
+pub(crate) fn forward(case: &Value) -> Outcome {
+    let nodes = nodes(case)?;
+    let commands = creator_commands(case)?;
+    let path = path(&nodes, &commands)?;
+    let payload = array(case, "payload")?;
+    let delivered = walk(case, &nodes, Terminal::Deliver)?;
+    same("delivered payload", &delivered, &payload)?;
+
+    let encaps = encapsulations(case, &nodes)?;
+    let mut ours = [0u8; PACKET_LEN];
+    packet::create_packet_from_encapsulations(&path, &encaps, &payload, &mut ours)
+        .map_err(|e| format!("recreating the packet: {e}"))?;
+    let first = list(case, "packets")?.first().ok_or("no packets")?;
+    same("recreated packet", &ours, &decode_value(first)?)
+}
+
+/// `surb`: the reply built from the SURB, every hop, the decrypted reply,
+/// and the SURB and its keys recreated from the recovered encapsulations.
+pub(crate) fn surb(case: &Value) -> Outcome {
+    let nodes = nodes(case)?;
+    let commands = creator_commands(case)?;
+    let path = path(&nodes, &commands)?;
+    let surb_bytes: [u8; SURB_LEN] = array(case, "surb")?;
+    let surb = Surb::from_bytes(&surb_bytes).map_err(|e| format!("SURB refused: {e}"))?;
+    let mut reply = [0u8; PACKET_LEN];
+    let first_hop = surb.reply(&array(case, "reply_payload")?, &mut reply);
+    same("first hop", &first_hop.0, &bytes(case, "first_hop")?)?;
+    let first = list(case, "packets")?.first().ok_or("no packets")?;
+    same("reply packet", &reply, &decode_value(first)?)?;
+
+    let mut encrypted: [u8; 10_188] = walk(case, &nodes, Terminal::Reply)?
+        .try_into()
+        .map_err(|_| "encrypted reply of the wrong length")?;
+    let keys = SurbKeys::from_bytes(&array(case, "surb_keys")?);
+    let plain = keys
+        .decrypt_reply(&mut encrypted)
+        .map_err(|e| format!("decrypt reply: {e}"))?;
+    same("decrypted reply", plain, &bytes(case, "decrypted_reply")?)?;
+
+    let encaps = encapsulations(case, &nodes)?;
+    let reply_key: [u8; SPRP_KEY_BLOCK_LEN] = surb_bytes
+        .get(SURB_LEN - SPRP_KEY_BLOCK_LEN..)
+        .and_then(|k| k.try_into().ok())
+        .ok_or("SURB too short")?;
+    let (our_surb, our_keys) = surb::create_surb_from_encapsulations(&path, &encaps, &reply_key)
+        .map_err(|e| format!("recreating the SURB: {e}"))?;
+    same("recreated SURB", our_surb.as_bytes(), &surb_bytes)?;
+    same("recreated SURB keys", our_keys.as_bytes(), keys.as_bytes())
+}

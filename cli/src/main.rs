@@ -1,0 +1,63 @@
+//! `kemsphinx`: run KEMSphinx conformance vectors.
+//!
+//! ```text
+//! kemsphinx verify [--json] [--verbose] PATH...
+//! ```
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use kemsphinx_cli::conformance::Report;
+
+const USAGE: &str = "usage: kemsphinx verify [--json] PATH...\n\n\
+  verify   run vector files or folders (kemsphinx-vectors/1, or the Go AEZ's\n\
+           vector lists) and end with `N passed, M failed`";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.split_first() {
+        Some((cmd, rest)) if cmd == "verify" => verify(rest),
+        Some((cmd, _)) if cmd == "-h" || cmd == "--help" || cmd == "help" => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `kemsphinx verify`.
+fn verify(args: &[String]) -> ExitCode {
+    let json = args.iter().any(|a| a == "--json");
+    let paths: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    if let Some(bad) = args.iter().find(|a| a.starts_with("--") && *a != "--json") {
+        eprintln!("unknown option {bad}\n{USAGE}");
+        return ExitCode::from(2);
+    }
+    if paths.is_empty() {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    }
+    let mut report = Report::default();
+    for p in paths {
+        let path = Path::new(p);
+        if !path.exists() {
+            eprintln!("no such file or folder: {p}");
+            return ExitCode::from(2);
+        }
+        report.verify_path(path);
+    }
+    if json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.failure_lines());
+        println!("{}", report.summary());
+    }
+    if report.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

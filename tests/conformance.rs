@@ -1,0 +1,122 @@
+//! Every vector file in `vectors/`, through the same runner as
+//! `kemsphinx verify`, one test per file so a failure names its file.
+
+// Tests unwrap, index and panic freely; the library denies all of this.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+use std::path::Path;
+
+use kemsphinx_cli::conformance::Report;
+
+/// Run one file and require every case to pass; returns the case count.
+fn run(file: &str) -> usize {
+    let mut report = Report::default();
+    report.verify_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join(file));
+    print!("{}", report.failure_lines());
+    println!("{file}: {}", report.summary());
+    assert!(report.ok(), "{file}: {}", report.summary());
+    report.passed
+}
+
+#[test]
+fn reference_kem() {
+    assert_eq!(run("vectors/reference/kem.json"), 19);
+}
+
+#[test]
+fn reference_aez() {
+    assert_eq!(run("vectors/reference/aez.json"), 20);
+}
+
+#[test]
+fn reference_kdf() {
+    assert_eq!(run("vectors/reference/kdf.json"), 5);
+}
+
+#[test]
+fn reference_stream() {
+    assert_eq!(run("vectors/reference/stream.json"), 2);
+}
+
+#[test]
+fn reference_replay_tag() {
+    assert_eq!(run("vectors/reference/replay_tag.json"), 3);
+}
+
+#[test]
+fn reference_forward() {
+    assert_eq!(run("vectors/reference/forward.json"), 6);
+}
+
+#[test]
+fn reference_surb() {
+    assert_eq!(run("vectors/reference/surb.json"), 4);
+}
+
+#[test]
+fn reference_negative() {
+    assert_eq!(run("vectors/reference/negative.json"), 24);
+}
+
+#[test]
+fn aez_encrypt() {
+    assert_eq!(run("vectors/aez/encrypt.json"), 1024);
+}
+
+#[test]
+fn aez_encrypt_no_ad() {
+    assert_eq!(run("vectors/aez/encrypt_no_ad.json"), 4);
+}
+
+#[test]
+fn aez_encrypt_16_byte_key() {
+    assert_eq!(run("vectors/aez/encrypt_16_byte_key.json"), 4);
+}
+
+#[test]
+fn aez_encrypt_33_byte_ad() {
+    assert_eq!(run("vectors/aez/encrypt_33_byte_ad.json"), 4);
+}
+
+#[test]
+fn aez_extract() {
+    assert_eq!(run("vectors/aez/extract.json"), 110);
+}
+
+#[test]
+fn aez_hash() {
+    assert_eq!(run("vectors/aez/hash.json"), 27);
+}
+
+#[test]
+fn aez_prf() {
+    assert_eq!(run("vectors/aez/prf.json"), 16);
+}
+
+/// A file of an unknown schema is refused, not passed.
+#[test]
+fn unknown_schema_is_refused() {
+    let dir = std::env::temp_dir().join(format!("kemsphinx-schema-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("other.json");
+    std::fs::write(
+        &file,
+        r#"{"schema":"kemsphinx-vectors/2","kind":"kem","cases":[{"id":"x"}]}"#,
+    )
+    .unwrap();
+    let mut report = Report::default();
+    report.verify_path(&file);
+    assert!(!report.ok());
+    assert_eq!(report.passed, 0);
+    assert!(
+        report.failures[0].reason.contains("unknown schema"),
+        "{:?}",
+        report.failures
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

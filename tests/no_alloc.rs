@@ -1,0 +1,113 @@
+//! The packet paths never touch the heap: a counting global allocator
+//! watches this thread while it creates, unwraps, replies and decrypts.
+
+// Tests unwrap, index and panic freely; the library denies all of this.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::{commands, deliver_to, nodes, path, payload, reply_to, rng};
+use kemsphinx::geometry::{ENCRYPTED_REPLY_LEN, PACKET_LEN};
+use kemsphinx::{Action, create_packet, create_surb, unwrap};
+
+/// Counts allocations made by threads that asked to be watched.
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static WATCHED: Cell<bool> = const { Cell::new(false) };
+}
+
+// SAFETY: defers every call to the system allocator unchanged. (The crate
+// itself forbids unsafe code; only this test harness needs it.)
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if WATCHED.with(Cell::get) {
+            ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations made by `f` on this thread.
+fn allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    WATCHED.with(|w| w.set(true));
+    let out = f();
+    WATCHED.with(|w| w.set(false));
+    (out, ALLOCATIONS.load(Ordering::SeqCst) - before)
+}
+
+#[test]
+fn packet_paths_do_not_allocate() {
+    // Everything the operations need is prepared outside the watch.
+    let mut rng = rng(11);
+    let nodes = nodes(&mut rng);
+    let fwd = commands([5, 6, 7], deliver_to([3; 32]));
+    let back = commands([1, 2, 3], reply_to([4; 32], [5; 16]));
+    let (fwd_path, back_path) = (path(&nodes, &fwd), path(&nodes, &back));
+    let msg = payload(&mut rng);
+    let mut packet = Box::new([0u8; PACKET_LEN]);
+    let mut reply = Box::new([0u8; ENCRYPTED_REPLY_LEN]);
+
+    let (created, n) = allocations(|| create_packet(&mut rng, &fwd_path, &msg, &mut packet));
+    created.unwrap();
+    assert_eq!(n, 0, "create_packet allocated");
+
+    for (i, node) in nodes.iter().enumerate() {
+        let (is_forward, n) = allocations(|| {
+            matches!(
+                unwrap(&node.key, &mut packet).map(|o| o.action),
+                Ok(Action::Forward { .. })
+            )
+        });
+        assert_eq!(n, 0, "unwrap at hop {i} allocated");
+        assert_eq!(is_forward, i < 3);
+    }
+
+    let (surb, n) = allocations(|| create_surb(&mut rng, &back_path));
+    let (surb, keys) = surb.unwrap();
+    assert_eq!(n, 0, "create_surb allocated");
+
+    let (_, n) = allocations(|| surb.reply(&msg, &mut packet));
+    assert_eq!(n, 0, "reply allocated");
+    for node in &nodes {
+        let (out, n) = allocations(|| match unwrap(&node.key, &mut packet).map(|o| o.action) {
+            Ok(Action::SurbReply {
+                encrypted_reply, ..
+            }) => Some(*encrypted_reply),
+            _ => None,
+        });
+        assert_eq!(n, 0, "unwrap of the reply allocated");
+        if let Some(r) = out {
+            *reply = r;
+        }
+    }
+    let (opened, n) = allocations(|| keys.decrypt_reply(&mut reply).map(|p| p == &*msg));
+    assert_eq!(n, 0, "decrypt_reply allocated");
+    assert_eq!(opened, Ok(true));
+
+    // The counter itself works: a Box allocates.
+    let (_, n) = allocations(|| Box::new(1u8));
+    assert_eq!(n, 1);
+}

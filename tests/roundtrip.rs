@@ -1,0 +1,149 @@
+//! Four-hop round trips with random keys, commands and payloads from a
+//! seeded RNG: forward packets, SURBs and replies.
+
+// Tests unwrap, index and panic freely; the library denies all of this.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+mod common;
+
+use common::{commands, deliver_to, nodes, path, payload, reply_to, rng};
+use kemsphinx::geometry::{PACKET_LEN, SURB_LEN};
+use kemsphinx::{Action, Command, ReplayTag, Surb, create_packet, create_surb, replay_tag, unwrap};
+use rand_core::Rng;
+
+/// Unwrap a packet through all four nodes, checking each forward hop, and
+/// return the terminal action's kind and bytes.
+fn walk(
+    nodes: &[common::Node],
+    packet: &mut [u8; PACKET_LEN],
+    delays: [u32; 3],
+) -> (Action<'static>, Vec<u8>) {
+    let mut tags: Vec<ReplayTag> = Vec::new();
+    for (i, node) in nodes.iter().enumerate() {
+        let tag = replay_tag(packet);
+        assert!(!tags.contains(&tag), "replay tags repeat along the path");
+        tags.push(tag);
+        let out = unwrap(&node.key, packet).unwrap_or_else(|e| panic!("hop {i}: {e}"));
+        assert_eq!(out.replay_tag, tag);
+        match out.action {
+            Action::Forward { next_hop, delay } => {
+                assert!(i < 3, "terminal hop forwarded");
+                assert_eq!(next_hop, nodes[i + 1].id);
+                assert_eq!(delay, Some(delays[i]));
+                assert_eq!(out.commands.len(), 2);
+            }
+            Action::Deliver { recipient, payload } => {
+                assert_eq!(i, 3);
+                let r = Action::Deliver {
+                    recipient,
+                    payload: &[0; 10_156],
+                };
+                return (r, payload.to_vec());
+            }
+            Action::SurbReply {
+                recipient,
+                surb_id,
+                encrypted_reply,
+            } => {
+                assert_eq!(i, 3);
+                let r = Action::SurbReply {
+                    recipient,
+                    surb_id,
+                    encrypted_reply: &[0; 10_188],
+                };
+                return (r, encrypted_reply.to_vec());
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    panic!("no terminal action");
+}
+
+#[test]
+fn forward_packets_deliver_their_payload() {
+    for seed in 0..8 {
+        let mut rng = rng(seed);
+        let nodes = nodes(&mut rng);
+        let delays = [rng.next_u32(), rng.next_u32(), rng.next_u32()];
+        let mut recipient = [0u8; 32];
+        rng.fill_bytes(&mut recipient);
+        let cmds = commands(delays, deliver_to(recipient));
+        let payload = payload(&mut rng);
+        let mut packet = Box::new([0u8; PACKET_LEN]);
+        create_packet(&mut rng, &path(&nodes, &cmds), &payload, &mut packet).unwrap();
+        let (action, delivered) = walk(&nodes, &mut packet, delays);
+        assert!(matches!(action, Action::Deliver { recipient: r, .. } if r.0 == recipient));
+        assert_eq!(&delivered[..], &payload[..]);
+    }
+}
+
+#[test]
+fn surb_replies_decrypt_at_the_creator() {
+    for seed in 100..108 {
+        let mut rng = rng(seed);
+        let nodes = nodes(&mut rng);
+        let delays = [rng.next_u32(), 0, u32::MAX];
+        let (mut recipient, mut surb_id) = ([0u8; 32], [0u8; 16]);
+        rng.fill_bytes(&mut recipient);
+        rng.fill_bytes(&mut surb_id);
+        let cmds = commands(delays, reply_to(recipient, surb_id));
+        let (surb, keys) = create_surb(&mut rng, &path(&nodes, &cmds)).unwrap();
+        assert_eq!(surb.first_hop(), nodes[0].id);
+
+        // The SURB travels as bytes; the replier parses it back.
+        let surb = Surb::try_from(&surb.as_bytes()[..]).unwrap();
+        let reply = payload(&mut rng);
+        let mut packet = Box::new([0u8; PACKET_LEN]);
+        assert_eq!(surb.reply(&reply, &mut packet), nodes[0].id);
+        let (action, encrypted) = walk(&nodes, &mut packet, delays);
+        assert!(
+            matches!(action, Action::SurbReply { recipient: r, surb_id: s, .. }
+            if r.0 == recipient && s.0 == surb_id)
+        );
+        let mut encrypted: [u8; 10_188] = encrypted.try_into().unwrap();
+        assert_eq!(&keys.decrypt_reply(&mut encrypted).unwrap()[..], &reply[..]);
+    }
+}
+
+#[test]
+fn creation_is_deterministic_in_the_rng() {
+    let make = || {
+        let mut rng = rng(7);
+        let nodes = nodes(&mut rng);
+        let cmds = commands([1, 2, 3], deliver_to([9; 32]));
+        let payload = payload(&mut rng);
+        let mut packet = Box::new([0u8; PACKET_LEN]);
+        create_packet(&mut rng, &path(&nodes, &cmds), &payload, &mut packet).unwrap();
+        let scmds = commands([4, 5, 6], reply_to([8; 32], [7; 16]));
+        let (surb, keys) = create_surb(&mut rng, &path(&nodes, &scmds)).unwrap();
+        (packet, surb, *keys.as_bytes())
+    };
+    let (a, b) = (make(), make());
+    assert_eq!(a.0, b.0);
+    assert_eq!(a.1, b.1);
+    assert_eq!(a.2, b.2);
+    assert_eq!(a.1.as_bytes().len(), SURB_LEN);
+}
+
+#[test]
+fn terminal_hop_may_carry_a_delay_and_commands_fill_the_area() {
+    let mut rng = rng(3);
+    let nodes = nodes(&mut rng);
+    // recipient (33) + node_delay (5) at the terminal; the area is 82 bytes.
+    let mut cmds = commands([0, 0, 0], deliver_to([1; 32]));
+    cmds[3].push(Command::NodeDelay(42));
+    let payload = payload(&mut rng);
+    let mut packet = Box::new([0u8; PACKET_LEN]);
+    create_packet(&mut rng, &path(&nodes, &cmds), &payload, &mut packet).unwrap();
+    let mut last = None;
+    for node in &nodes {
+        let out = unwrap(&node.key, &mut packet).unwrap();
+        last = Some((out.commands.delay(), out.commands.len()));
+    }
+    assert_eq!(last, Some((Some(42), 2)));
+}

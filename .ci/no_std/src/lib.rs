@@ -1,0 +1,28 @@
+//! A `no_std` consumer of kemsphinx: one exported function that loads a key
+//! and unwraps a packet in place, so the whole packet path is compiled.
+#![no_std]
+
+use kemsphinx::geometry::{PACKET_LEN, PRIVATE_KEY_LEN};
+use kemsphinx::{Action, PrivateKey, unwrap};
+
+/// Unwrap `packet` with `key`: 1 forward, 2 deliver, 3 reply, 0 error.
+#[unsafe(no_mangle)]
+pub extern "C" fn kemsphinx_no_std_unwrap(
+    key: &[u8; PRIVATE_KEY_LEN],
+    packet: &mut [u8; PACKET_LEN],
+) -> u8 {
+    let Ok(key) = PrivateKey::from_bytes(key) else {
+        return 0;
+    };
+    match unwrap(&key, packet).map(|u| u.action) {
+        Ok(Action::Forward { .. }) => 1,
+        Ok(Action::Deliver { .. }) => 2,
+        Ok(Action::SurbReply { .. }) => 3,
+        _ => 0,
+    }
+}
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    loop {}
+}

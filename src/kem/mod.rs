@@ -109,9 +109,30 @@ impl PublicKey {
         &self,
         rng: &mut R,
     ) -> Result<(Ciphertext, SharedSecret), Error> {
+        let mut x25519_ephemeral = Zeroizing::new([0u8; X25519_LEN]);
+        let mut mlkem_m = Zeroizing::new([0u8; 32]);
+        rng.fill_bytes(&mut x25519_ephemeral[..]);
+        rng.fill_bytes(&mut mlkem_m[..]);
+        self.encapsulate_deterministic(&x25519_ephemeral, &mlkem_m)
+    }
+
+    /// Encapsulate with explicit randomness: the X25519 ephemeral secret and
+    /// the ML-KEM message `m`.
+    ///
+    /// For test vectors only. Reusing either value for two encapsulations
+    /// breaks the KEM; [`PublicKey::encapsulate`] is the API.
+    ///
+    /// # Errors
+    /// As [`PublicKey::encapsulate`].
+    #[doc(hidden)]
+    pub fn encapsulate_deterministic(
+        &self,
+        x25519_ephemeral: &[u8; X25519_LEN],
+        mlkem_m: &[u8; 32],
+    ) -> Result<(Ciphertext, SharedSecret), Error> {
         let (x_pub, _) = split_public(&self.bytes);
-        let (ct_x, ss_x) = x25519::encapsulate(rng, x_pub)?;
-        let (ct_m, ss_m) = ml_kem::Encapsulate::encapsulate_with_rng(&self.mlkem, rng);
+        let (ct_x, ss_x) = x25519::encapsulate(x25519_ephemeral, x_pub)?;
+        let (ct_m, ss_m) = self.mlkem.encapsulate_deterministic(mlkem_m.into());
         let ss_m = Zeroizing::new(<[u8; 32]>::from(ss_m));
         let ct_m: &[u8; MLKEM_CT_LEN] = ct_m.as_ref();
         let (ss, _) = combiner::combine(&ss_x, &ct_x, &ss_m, ct_m);

@@ -7,8 +7,7 @@
 //! recipient's public key. A point of small order would make the
 //! Diffie–Hellman output all-zero and public; it is refused, never hashed.
 
-use rand_core::CryptoRng;
-use x25519_dalek::{EphemeralSecret, PublicKey, SharedSecret, StaticSecret};
+use x25519_dalek::{PublicKey, SharedSecret, StaticSecret};
 use zeroize::Zeroizing;
 
 use super::blake2::blake2xb_prefix;
@@ -18,13 +17,14 @@ use crate::geometry::X25519_LEN;
 /// Output length the adapter declares to BLAKE2Xb.
 const ADAPTER_OUT: u32 = 32;
 
-/// Encapsulate to `recipient`: returns the ephemeral public key (the
-/// ciphertext) and the adapter's shared secret.
-pub(super) fn encapsulate<R: CryptoRng + ?Sized>(
-    rng: &mut R,
+/// Encapsulate to `recipient` with the ephemeral secret `ephemeral`
+/// (clamped here): returns the ephemeral public key (the ciphertext) and the
+/// adapter's shared secret.
+pub(super) fn encapsulate(
+    ephemeral: &[u8; X25519_LEN],
     recipient: &[u8; X25519_LEN],
 ) -> Result<([u8; X25519_LEN], Zeroizing<[u8; 32]>), Error> {
-    let ephemeral = EphemeralSecret::random_from_rng(rng);
+    let ephemeral = StaticSecret::from(*ephemeral);
     let ephemeral_public = PublicKey::from(&ephemeral).to_bytes();
     let dh = ephemeral.diffie_hellman(&PublicKey::from(*recipient));
     let ss = hash_shared(&dh, recipient, &ephemeral_public)?;

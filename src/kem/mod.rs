@@ -15,17 +15,16 @@
 
 mod blake2;
 mod combiner;
+mod mlkem;
 mod x25519;
 
 use core::fmt;
 
-use ml_kem::{DecapsulationKey, EncapsulationKey, KeyExport, MlKem768, Seed, kem::Decapsulate};
 use rand_core::CryptoRng;
 use subtle::{Choice, ConstantTimeEq};
-use x25519_dalek::{PublicKey as XPublic, StaticSecret};
-use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
+use zeroize::{ZeroizeOnDrop, Zeroizing};
 
-use crate::bytes::split;
+use crate::bytes::{split, split_mut, sub, sub_mut};
 use crate::error::{Error, Input, KeyError, array_ref};
 use crate::geometry::{
     KEM_CIPHERTEXT_LEN, KEY_SEED_LEN, MLKEM_CT_LEN, MLKEM_EK_LEN, MLKEM_SEED_LEN, PRIVATE_KEY_LEN,
@@ -67,7 +66,7 @@ impl ZeroizeOnDrop for SharedSecret {}
 #[derive(Clone)]
 pub struct PublicKey {
     bytes: [u8; PUBLIC_KEY_LEN],
-    mlkem: EncapsulationKey<MlKem768>,
+    mlkem: mlkem::EncapsulationKey,
 }
 
 impl PublicKey {
@@ -80,8 +79,8 @@ impl PublicKey {
         if x25519::is_low_order(x25519) {
             return Err(KeyError::X25519LowOrder.into());
         }
-        let mlkem = EncapsulationKey::new(ek.into())
-            .map_err(|_| Error::Key(KeyError::MlKemEncapsulationKey))?;
+        let mlkem =
+            mlkem::EncapsulationKey::new(ek).ok_or(Error::Key(KeyError::MlKemEncapsulationKey))?;
         Ok(Self {
             bytes: *bytes,
             mlkem,
@@ -132,14 +131,12 @@ impl PublicKey {
     ) -> Result<(Ciphertext, SharedSecret), Error> {
         let (x_pub, _) = split_public(&self.bytes);
         let (ct_x, ss_x) = x25519::encapsulate(x25519_ephemeral, x_pub)?;
-        let (ct_m, ss_m) = self.mlkem.encapsulate_deterministic(mlkem_m.into());
-        let ss_m = Zeroizing::new(<[u8; 32]>::from(ss_m));
-        let ct_m: &[u8; MLKEM_CT_LEN] = ct_m.as_ref();
-        let (ss, _) = combiner::combine(&ss_x, &ct_x, &ss_m, ct_m);
+        let (ct_m, ss_m) = self.mlkem.encapsulate(mlkem_m);
+        let (ss, _) = combiner::combine(&ss_x, &ct_x, &ss_m, &ct_m);
         let mut ct = [0u8; KEM_CIPHERTEXT_LEN];
         let (ct_x_out, ct_m_out) = ct.split_at_mut(X25519_LEN);
         ct_x_out.copy_from_slice(&ct_x);
-        ct_m_out.copy_from_slice(ct_m);
+        ct_m_out.copy_from_slice(&ct_m);
         Ok((ct, SharedSecret(ss)))
     }
 }
@@ -175,8 +172,9 @@ impl fmt::Debug for PublicKey {
 /// Expanded once at load; zeroized on drop; never printed. `Send + Sync`:
 /// one loaded key can serve many threads.
 pub struct PrivateKey {
-    x25519: StaticSecret,
-    mlkem: DecapsulationKey<MlKem768>,
+    x25519: x25519::Secret,
+    mlkem: mlkem::DecapsulationKey,
+    mlkem_seed: Zeroizing<[u8; MLKEM_SEED_LEN]>,
     public: PublicKey,
 }
 
@@ -195,14 +193,11 @@ impl PrivateKey {
     /// `BLAKE2b-256(seed[0..32])`.
     #[must_use]
     pub fn from_seed(seed: &[u8; KEY_SEED_LEN]) -> Self {
-        let (x_seed, mlkem_seed) = seed.split_at(X25519_LEN);
+        let (x_seed, mlkem_seed) = split::<X25519_LEN, MLKEM_SEED_LEN, KEY_SEED_LEN>(seed);
         let digest = blake2::blake2b_256(&[x_seed]);
         let x_secret =
             blake2::blake2xb_prefix::<X25519_LEN>(&[], &digest[..], blake2::XOF_LENGTH_UNKNOWN, 64);
-        let mut d_z = Seed::default();
-        d_z.copy_from_slice(mlkem_seed);
-        let mlkem = DecapsulationKey::<MlKem768>::from_seed(d_z);
-        Self::assemble(StaticSecret::from(*x_secret), mlkem)
+        Self::assemble(x_secret, mlkem_seed)
     }
 
     /// Load the 1,280-byte encoding, refusing a key whose stored ML-KEM
@@ -211,33 +206,31 @@ impl PrivateKey {
     /// # Errors
     /// [`Error::Key`] with [`KeyError::Inconsistent`].
     pub fn from_bytes(bytes: &[u8; PRIVATE_KEY_LEN]) -> Result<Self, Error> {
-        let (x_secret, rest) = bytes.split_at(X25519_LEN);
-        let (stored_ek, d_z) = rest.split_at(MLKEM_EK_LEN);
-        let mut seed = Seed::default();
-        seed.copy_from_slice(d_z);
-        let mlkem = DecapsulationKey::<MlKem768>::from_seed(seed);
-        let derived_ek = mlkem.encapsulation_key().to_bytes();
-        if derived_ek.as_slice() != stored_ek {
+        let x_secret = Zeroizing::new(*sub::<0, X25519_LEN, PRIVATE_KEY_LEN>(bytes));
+        let stored_ek = sub::<X25519_LEN, MLKEM_EK_LEN, PRIVATE_KEY_LEN>(bytes);
+        let d_z = sub::<{ X25519_LEN + MLKEM_EK_LEN }, MLKEM_SEED_LEN, PRIVATE_KEY_LEN>(bytes);
+        let key = Self::assemble(x_secret, d_z);
+        if key.public.bytes.get(X25519_LEN..) != Some(&stored_ek[..]) {
             return Err(KeyError::Inconsistent.into());
         }
-        let mut x = Zeroizing::new([0u8; X25519_LEN]);
-        x.copy_from_slice(x_secret);
-        Ok(Self::assemble(StaticSecret::from(*x), mlkem))
+        Ok(key)
     }
 
-    /// Build the cached public key next to the secrets.
-    fn assemble(x25519: StaticSecret, mlkem: DecapsulationKey<MlKem768>) -> Self {
+    /// Expand both secrets and cache the public key next to them.
+    fn assemble(x25519: x25519::Secret, mlkem_seed: &[u8; MLKEM_SEED_LEN]) -> Self {
+        let mlkem = mlkem::DecapsulationKey::from_seed(mlkem_seed);
         let mut bytes = [0u8; PUBLIC_KEY_LEN];
-        let (x_out, ek_out) = bytes.split_at_mut(X25519_LEN);
-        x_out.copy_from_slice(XPublic::from(&x25519).as_bytes());
-        ek_out.copy_from_slice(&mlkem.encapsulation_key().to_bytes());
+        let (x_out, ek_out) = split_mut::<X25519_LEN, MLKEM_EK_LEN, PUBLIC_KEY_LEN>(&mut bytes);
+        *x_out = x25519::public_key(&x25519);
+        *ek_out = mlkem.encapsulation_key_bytes();
         let public = PublicKey {
             bytes,
-            mlkem: mlkem.encapsulation_key().clone(),
+            mlkem: mlkem.encapsulation_key(),
         };
         Self {
             x25519,
             mlkem,
+            mlkem_seed: Zeroizing::new(*mlkem_seed),
             public,
         }
     }
@@ -246,14 +239,11 @@ impl PrivateKey {
     #[must_use]
     pub fn to_bytes(&self) -> Zeroizing<[u8; PRIVATE_KEY_LEN]> {
         let mut out = Zeroizing::new([0u8; PRIVATE_KEY_LEN]);
-        let (x_out, rest) = out.split_at_mut(X25519_LEN);
-        let (ek_out, seed_out) = rest.split_at_mut(MLKEM_EK_LEN);
-        x_out.copy_from_slice(self.x25519.as_bytes());
-        ek_out.copy_from_slice(&self.public.bytes[X25519_LEN..]);
-        if let Some(mut seed) = self.mlkem.to_seed() {
-            seed_out.copy_from_slice(&seed);
-            seed.zeroize();
-        }
+        *sub_mut::<0, X25519_LEN, PRIVATE_KEY_LEN>(&mut out) = *self.x25519;
+        *sub_mut::<X25519_LEN, MLKEM_EK_LEN, PRIVATE_KEY_LEN>(&mut out) =
+            *split::<X25519_LEN, MLKEM_EK_LEN, PUBLIC_KEY_LEN>(&self.public.bytes).1;
+        *sub_mut::<{ X25519_LEN + MLKEM_EK_LEN }, MLKEM_SEED_LEN, PRIVATE_KEY_LEN>(&mut out) =
+            *self.mlkem_seed;
         out
     }
 
@@ -279,8 +269,7 @@ impl PrivateKey {
         let (ct_x, ct_m) = split_ciphertext(ct);
         let (x_pub, _) = split_public(&self.public.bytes);
         let ss_x = x25519::decapsulate(&self.x25519, x_pub, ct_x)?;
-        let ss_m = self.mlkem.decapsulate(ct_m.into());
-        let ss_m = Zeroizing::new(<[u8; 32]>::from(ss_m));
+        let ss_m = self.mlkem.decapsulate(ct_m);
         let (ss, combined) = combiner::combine(&ss_x, ct_x, &ss_m, ct_m);
         Ok((
             SharedSecret(ss),
@@ -309,8 +298,9 @@ impl fmt::Debug for PrivateKey {
     }
 }
 
-// Both secret fields wipe themselves on drop (x25519-dalek and ml-kem with
-// their `zeroize` features); the public half needs no wiping.
+// Every secret field wipes itself on drop: the X25519 secret and the ML-KEM
+// seed are `Zeroizing`, the expanded ML-KEM key overwrites itself (see the
+// `mlkem` module); the public half needs no wiping.
 impl ZeroizeOnDrop for PrivateKey {}
 
 /// Intermediate values of one decapsulation.
@@ -367,5 +357,3 @@ fn split_public(bytes: &[u8; PUBLIC_KEY_LEN]) -> (&[u8; X25519_LEN], &[u8; MLKEM
 fn split_ciphertext(ct: &Ciphertext) -> (&[u8; X25519_LEN], &[u8; MLKEM_CT_LEN]) {
     split(ct)
 }
-
-const _: () = assert!(MLKEM_SEED_LEN == 64);

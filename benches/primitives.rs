@@ -1,0 +1,180 @@
+//! The primitives one unwrap is made of, each alone, so the cost of an
+//! unwrap can be compared with the sum of its parts (`cargo bench --bench
+//! primitives`). Sizes are the ones a hop processes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use aes::Aes256;
+use ctr::Ctr128BE;
+use ctr::cipher::{KeyIvInit, StreamCipher};
+use divan::counter::BytesCount;
+use divan::{Bencher, black_box};
+use hmac::{Hmac, KeyInit, Mac};
+use kemsphinx::aez::Aez;
+use kemsphinx::geometry::{
+    ENCRYPTED_PAYLOAD_LEN, HEADER_LEN, KEM_CIPHERTEXT_LEN, MAC_LEN, STREAM_LEN,
+};
+use kemsphinx::{PrivateKey, ReplayTag, hop};
+use sha2::Sha256;
+
+#[global_allocator]
+static ALLOC: divan::AllocProfiler = divan::AllocProfiler::system();
+
+fn main() {
+    divan::main();
+}
+
+/// The ML-KEM-768 decapsulation the unwrap path uses (libcrux, unpacked,
+/// AVX2 where available), on its own.
+#[divan::bench]
+fn mlkem768_decapsulate(b: Bencher) {
+    use libcrux_ml_kem::mlkem768::portable::unpacked as portable;
+    #[cfg(target_arch = "x86_64")]
+    if libcrux_platform::simd256_support() {
+        use libcrux_ml_kem::mlkem768::avx2::unpacked as avx2;
+        let kp = avx2::generate_key_pair([7; 64]);
+        let (ct, _) = avx2::encapsulate(kp.public_key(), [9; 32]);
+        return b.bench_local(|| avx2::decapsulate(&kp, black_box(&ct)));
+    }
+    let kp = portable::generate_key_pair([7; 64]);
+    let (ct, _) = portable::encapsulate(kp.public_key(), [9; 32]);
+    b.bench_local(|| portable::decapsulate(&kp, black_box(&ct)));
+}
+
+/// ML-KEM-768 encapsulation to an expanded public key, on its own.
+#[divan::bench]
+fn mlkem768_encapsulate(b: Bencher) {
+    use libcrux_ml_kem::mlkem768::portable::unpacked as portable;
+    #[cfg(target_arch = "x86_64")]
+    if libcrux_platform::simd256_support() {
+        use libcrux_ml_kem::mlkem768::avx2::unpacked as avx2;
+        let kp = avx2::generate_key_pair([7; 64]);
+        return b.bench_local(|| avx2::encapsulate(kp.public_key(), black_box([9; 32])));
+    }
+    let kp = portable::generate_key_pair([7; 64]);
+    b.bench_local(|| portable::encapsulate(kp.public_key(), black_box([9; 32])));
+}
+
+/// X25519 with a variable point (what decapsulation does).
+#[divan::bench]
+fn x25519_shared_secret(b: Bencher) {
+    let mut point = [0u8; 32];
+    libcrux_curve25519::secret_to_public(&mut point, &[5; 32]);
+    let mut out = [0u8; 32];
+    b.bench_local(|| libcrux_curve25519::ecdh(&mut out, black_box(&point), &[3; 32]).is_ok());
+}
+
+/// X25519 with the base point (what encapsulation adds).
+#[divan::bench]
+fn x25519_base_point(b: Bencher) {
+    let mut out = [0u8; 32];
+    b.bench_local(|| libcrux_curve25519::secret_to_public(&mut out, black_box(&[5; 32])));
+}
+
+/// The BLAKE2b work of one decapsulation: the adapter's BLAKE2Xb (root and
+/// one output node over 64 bytes) and the split-PRF's two key hashes and two
+/// keyed hashes over the 1,143-byte message.
+#[divan::bench]
+fn blake2b_kem_work(b: Bencher) {
+    let msg = [0x5au8; 1_143];
+    b.bench_local(|| {
+        let root = blake2b_simd::Params::new()
+            .hash_length(64)
+            .key(black_box(&[1; 32]))
+            .node_offset(32 << 32)
+            .hash(&[2; 64]);
+        let node = blake2b_simd::Params::new()
+            .hash_length(32)
+            .fanout(0)
+            .max_depth(0)
+            .max_leaf_length(64)
+            .node_offset(32 << 32)
+            .inner_hash_length(64)
+            .hash(root.as_bytes());
+        let kx = blake2b_simd::Params::new()
+            .hash_length(32)
+            .hash(node.as_bytes());
+        let km = blake2b_simd::Params::new().hash_length(32).hash(&[3; 32]);
+        let hx = blake2b_simd::Params::new()
+            .hash_length(32)
+            .key(kx.as_bytes())
+            .hash(&msg);
+        let hm = blake2b_simd::Params::new()
+            .hash_length(32)
+            .key(km.as_bytes())
+            .hash(&msg);
+        (hx, hm)
+    });
+}
+
+/// HKDF-SHA256-Expand to 160 bytes (the per-hop key set).
+#[divan::bench]
+fn hkdf_expand_160(b: Bencher) {
+    b.bench_local(|| hop::debug_kdf(black_box(&[4; 32])));
+}
+
+/// AES-256-CTR over one hop's 6,010-byte header keystream.
+#[divan::bench]
+fn aes256_ctr_6010(b: Bencher) {
+    let mut buf = vec![0u8; STREAM_LEN];
+    b.counter(BytesCount::new(STREAM_LEN)).bench_local(|| {
+        let mut c = Ctr128BE::<Aes256>::new(&[1; 32].into(), &[2; 16].into());
+        c.apply_keystream(black_box(&mut buf));
+    });
+}
+
+/// AES-256-CTR over 10,188 bytes, the yardstick for AEZ.
+#[divan::bench]
+fn aes256_ctr_10188(b: Bencher) {
+    let mut buf = vec![0u8; ENCRYPTED_PAYLOAD_LEN];
+    b.counter(BytesCount::new(ENCRYPTED_PAYLOAD_LEN))
+        .bench_local(|| {
+            let mut c = Ctr128BE::<Aes256>::new(&[1; 32].into(), &[2; 16].into());
+            c.apply_keystream(black_box(&mut buf));
+        });
+}
+
+/// HMAC-SHA256 over the 5,930 authenticated header bytes.
+#[divan::bench]
+fn hmac_sha256_5930(b: Bencher) {
+    let msg = vec![0u8; HEADER_LEN - MAC_LEN];
+    b.counter(BytesCount::new(msg.len())).bench_local(|| {
+        let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(&[6; MAC_LEN]).unwrap();
+        m.update(black_box(&msg));
+        m.finalize()
+    });
+}
+
+/// AEZ encipher of a 10,188-byte payload (key setup included, as per hop).
+#[divan::bench]
+fn aez_encipher_10188(b: Bencher) {
+    let mut buf = vec![0u8; ENCRYPTED_PAYLOAD_LEN];
+    b.counter(BytesCount::new(ENCRYPTED_PAYLOAD_LEN))
+        .bench_local(|| Aez::new(black_box(&[8; 48])).encipher(&[9; 16], &mut buf));
+}
+
+/// AEZ decipher of a 10,188-byte payload (key setup included, as per hop).
+#[divan::bench]
+fn aez_decipher_10188(b: Bencher) {
+    let mut buf = vec![0u8; ENCRYPTED_PAYLOAD_LEN];
+    b.counter(BytesCount::new(ENCRYPTED_PAYLOAD_LEN))
+        .bench_local(|| Aez::new(black_box(&[8; 48])).decipher(&[9; 16], &mut buf));
+}
+
+/// SHA-512/256 of a KEM ciphertext: the replay tag.
+#[divan::bench]
+fn replay_tag(b: Bencher) {
+    let ct = [0x77u8; KEM_CIPHERTEXT_LEN];
+    b.bench_local(|| ReplayTag::of_ciphertext(black_box(&ct)));
+}
+
+/// The whole hybrid decapsulation through the crate (cached expanded key).
+#[divan::bench]
+fn hybrid_decapsulate(b: Bencher) {
+    let key = PrivateKey::from_seed(&[1; 96]);
+    let mut rng = chacha20::ChaCha20Rng::from_seed([2; 32]);
+    let (ct, _) = key.public_key().encapsulate(&mut rng).unwrap();
+    b.bench_local(|| key.decapsulate(black_box(&ct)));
+}
+
+use rand_core::SeedableRng;

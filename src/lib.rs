@@ -8,6 +8,7 @@ pub mod commands;
 pub mod error;
 pub mod geometry;
 mod header;
+#[doc(hidden)]
 pub mod hop;
 pub mod kem;
 pub mod packet;

@@ -2,8 +2,8 @@
 //!
 //! Two formats are understood, and nothing else:
 //! - `kemsphinx-vectors/1`: a JSON object with `schema`, `kind` and `cases`
-//!   (kinds `kem`, `aez`, `kdf`, `stream`, `replay_tag`, `forward`, `surb`,
-//!   `negative`), as documented in `vectors/README.md`;
+//!   (kinds `kem`, `aez`, `kdf`, `stream`, `mac`, `replay_tag`, `forward`,
+//!   `surb`, `negative`), as documented in `vectors/README.md`;
 //! - the Go AEZ's own files: a JSON list of `encrypt`, `extract`, `hash` or
 //!   `prf` cases, told apart by their field names.
 //!
@@ -124,6 +124,7 @@ impl Report {
             "aez" => primitives::aez,
             "kdf" => primitives::kdf,
             "stream" => primitives::stream,
+            "mac" => primitives::mac,
             "replay_tag" => primitives::replay_tag,
             "forward" => packets::forward,
             "surb" => packets::surb,

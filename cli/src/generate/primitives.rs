@@ -166,7 +166,7 @@ fn non_canonical(rng: &mut Drbg) -> Gen<Vec<Value>> {
     }
     Ok(vec![
         decapsulation(
-            "kem-decapsulate-noncanonical-bit255",
+            "kem-combiner-noncanonical-bit255",
             "combiner",
             &key,
             &high,
@@ -175,7 +175,7 @@ fn non_canonical(rng: &mut Drbg) -> Gen<Vec<Value>> {
              and the combiner hash the bytes as sent, so the shared secret differs",
         )?,
         decapsulation(
-            "kem-decapsulate-noncanonical-p-plus-2",
+            "kem-combiner-noncanonical-p-plus-2",
             "combiner",
             &key,
             &p2,

@@ -112,6 +112,54 @@ pub(crate) fn build(
     terminal: Expect,
     header: &mut [u8; HEADER_LEN],
 ) -> Result<(), Error> {
+    build_with(path, secrets, header, |index, hop, next, area| {
+        write_area(hop.commands, next, expect_at(index, terminal), area).map_err(Error::from)
+    })
+}
+
+/// A commands area given verbatim, bypassing every command check.
+pub(crate) type RawArea = [u8; COMMANDS_LEN];
+
+/// [`build`] for a forward packet, except that each hop with a raw area
+/// gets those 82 bytes verbatim instead of its checked commands (and no
+/// `next_node_hop`). For negative test vectors only: it exists to make
+/// headers whose MAC is valid but whose commands are malformed.
+///
+/// # Errors
+/// [`Error::Command`] if a hop without a raw area has commands that
+/// cannot be created.
+pub(crate) fn build_with_raw_areas(
+    path: &Path<'_>,
+    secrets: &PathSecrets,
+    raw: &[Option<RawArea>; HOPS],
+    header: &mut [u8; HEADER_LEN],
+) -> Result<(), Error> {
+    build_with(path, secrets, header, |index, hop, next, area| {
+        match raw.get(index).copied().flatten() {
+            Some(raw) => {
+                *area = raw;
+                Ok(())
+            }
+            None => write_area(hop.commands, next, expect_at(index, Expect::Deliver), area)
+                .map_err(Error::from),
+        }
+    })
+}
+
+/// The header construction of SPEC.md §5.1, with `write` filling each
+/// hop's commands area from its index, its hop and the next hop's id and
+/// MAC (none at the terminal hop).
+fn build_with(
+    path: &Path<'_>,
+    secrets: &PathSecrets,
+    header: &mut [u8; HEADER_LEN],
+    mut write: impl FnMut(
+        usize,
+        &Hop<'_>,
+        Option<(NodeId, [u8; MAC_LEN])>,
+        &mut [u8; COMMANDS_LEN],
+    ) -> Result<(), Error>,
+) -> Result<(), Error> {
     header.fill(0);
     write_filler(
         secrets,
@@ -137,7 +185,13 @@ pub(crate) fn build(
             PER_HOP_ROUTING_LEN
         };
         let block = sub_mut::<0, PER_HOP_ROUTING_LEN, ROUTING_INFO_LEN>(routing);
-        write_block(hop, next, next_ct, expect_at(index, terminal), block)?;
+        write(
+            index,
+            hop,
+            next,
+            sub_mut::<0, COMMANDS_LEN, PER_HOP_ROUTING_LEN>(block),
+        )?;
+        write_next_ciphertext(next_ct, block);
         secret
             .keys
             .apply_stream(0, routing.get_mut(..encrypted_len).unwrap_or_default());
@@ -166,21 +220,12 @@ fn write_filler(secrets: &PathSecrets, routing: &mut [u8; ROUTING_INFO_LEN]) {
     }
 }
 
-/// One hop's plaintext block: commands area ‖ next hop's KEM ciphertext
-/// (zeros at the terminal hop).
-fn write_block(
-    hop: &Hop<'_>,
-    next: Option<(NodeId, [u8; MAC_LEN])>,
-    next_ct: Option<&Ciphertext>,
-    expect: Expect,
-    block: &mut [u8; PER_HOP_ROUTING_LEN],
-) -> Result<(), Error> {
-    let area = sub_mut::<0, COMMANDS_LEN, PER_HOP_ROUTING_LEN>(block);
-    write_area(hop.commands, next, expect, area)?;
+/// The rest of one hop's plaintext block after its commands area: the next
+/// hop's KEM ciphertext (zeros at the terminal hop).
+fn write_next_ciphertext(next_ct: Option<&Ciphertext>, block: &mut [u8; PER_HOP_ROUTING_LEN]) {
     let ct = sub_mut::<COMMANDS_LEN, KEM_CIPHERTEXT_LEN, PER_HOP_ROUTING_LEN>(block);
     match next_ct {
         Some(next_ct) => *ct = *next_ct,
         None => ct.fill(0),
     }
-    Ok(())
 }

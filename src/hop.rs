@@ -150,3 +150,13 @@ pub fn debug_keystream(key: &[u8; 32], iv: &[u8; SPRP_IV_LEN], out: &mut [u8]) {
     out.fill(0);
     HeaderStream::new(key.into(), iv.into()).apply_keystream(out);
 }
+
+/// HMAC-SHA256 of `msg` under a 32-byte header MAC key, for conformance
+/// vectors.
+#[doc(hidden)]
+#[must_use]
+pub fn debug_mac(key: &[u8; MAC_LEN], msg: &[u8]) -> [u8; MAC_LEN] {
+    let mut mac = hmac_sha256(key);
+    mac.update(msg);
+    mac.finalize().into_bytes().into()
+}

@@ -113,6 +113,41 @@ pub fn create_packet_from_encapsulations(
     seal(path, &secrets, payload, out)
 }
 
+/// A packet whose commands areas are given raw, for **negative test
+/// vectors only**.
+///
+/// Like [`create_packet_from_encapsulations`], except that every hop with
+/// `Some(area)` in `raw_areas` gets those 82 bytes verbatim as its commands
+/// area: no command is checked, no `next_node_hop` is added, and that hop's
+/// [`Hop::commands`](crate::Hop::commands) are ignored. Hops with `None` are
+/// created as usual. The header MAC of every hop is valid, so the packet
+/// reaches each raw hop and is refused there by the command parser: this is
+/// how vectors for unknown ids, truncated bodies, bytes after null and
+/// repeated commands are made. [`create_packet`] can never produce such a
+/// packet, and nothing else should.
+///
+/// # Errors
+/// [`Error::Command`] if a hop without a raw area has commands that cannot
+/// be created; `out` is then untouched.
+#[doc(hidden)]
+pub fn create_packet_with_raw_command_areas(
+    path: &Path<'_>,
+    encapsulations: &[(Ciphertext, [u8; SHARED_SECRET_LEN]); crate::geometry::HOPS],
+    raw_areas: &[Option<[u8; COMMANDS_LEN]>; crate::geometry::HOPS],
+    payload: &[u8; PAYLOAD_LEN],
+    out: &mut [u8; PACKET_LEN],
+) -> Result<(), Error> {
+    let secrets = encapsulations
+        .each_ref()
+        .map(|(ct, ss)| HopSecret::from_parts(ct, ss));
+    let mut head = [0u8; HEADER_LEN];
+    header::build_with_raw_areas(path, &secrets, raw_areas, &mut head)?;
+    let (out_head, body) = split_mut::<HEADER_LEN, ENCRYPTED_PAYLOAD_LEN, PACKET_LEN>(out);
+    *out_head = head;
+    encrypt_payload(&secrets, payload, body);
+    Ok(())
+}
+
 /// Header and layered payload encryption, once the secrets are known.
 fn seal(
     path: &Path<'_>,
@@ -122,13 +157,23 @@ fn seal(
 ) -> Result<(), Error> {
     let (head, body) = split_mut::<HEADER_LEN, ENCRYPTED_PAYLOAD_LEN, PACKET_LEN>(out);
     header::build(path, secrets, Expect::Deliver, head)?;
+    encrypt_payload(secrets, payload, body);
+    Ok(())
+}
+
+/// `body = 0^32 ‖ payload`, then every hop's SPRP layer, the last hop's
+/// innermost (SPEC.md §5.2).
+fn encrypt_payload(
+    secrets: &PathSecrets,
+    payload: &[u8; PAYLOAD_LEN],
+    body: &mut [u8; ENCRYPTED_PAYLOAD_LEN],
+) {
     let (tag, text) = split_mut::<PAYLOAD_TAG_LEN, PAYLOAD_LEN, ENCRYPTED_PAYLOAD_LEN>(body);
     tag.fill(0);
     *text = *payload;
     for secret in secrets.iter().rev() {
         secret.keys.sprp().encipher(secret.keys.iv(), body);
     }
-    Ok(())
 }
 
 /// What a hop must do with a packet it unwrapped.

@@ -98,6 +98,51 @@ fn aez_prf() {
     assert_eq!(run("vectors/aez/prf.json"), 16);
 }
 
+#[test]
+fn own_kem() {
+    assert_eq!(run("vectors/own/kem.json"), 11);
+}
+
+#[test]
+fn own_aez() {
+    assert_eq!(run("vectors/own/aez.json"), 67);
+}
+
+#[test]
+fn own_kdf() {
+    assert_eq!(run("vectors/own/kdf.json"), 4);
+}
+
+#[test]
+fn own_stream() {
+    assert_eq!(run("vectors/own/stream.json"), 3);
+}
+
+#[test]
+fn own_mac() {
+    assert_eq!(run("vectors/own/mac.json"), 5);
+}
+
+#[test]
+fn own_replay_tag() {
+    assert_eq!(run("vectors/own/replay_tag.json"), 3);
+}
+
+#[test]
+fn own_forward() {
+    assert_eq!(run("vectors/own/forward.json"), 3);
+}
+
+#[test]
+fn own_surb() {
+    assert_eq!(run("vectors/own/surb.json"), 2);
+}
+
+#[test]
+fn own_negative() {
+    assert_eq!(run("vectors/own/negative.json"), 94);
+}
+
 /// A file of an unknown schema is refused, not passed.
 #[test]
 fn unknown_schema_is_refused() {

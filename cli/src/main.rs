@@ -1,7 +1,9 @@
 //! `kemsphinx`: run KEMSphinx conformance vectors.
 //!
 //! ```text
-//! kemsphinx verify [--json] [--verbose] PATH...
+//! kemsphinx verify [--json] PATH...
+//! kemsphinx generate [--seed HEX32] DIR
+//! kemsphinx inspect FILE [--key KEYFILE] [--out FILE]
 //! ```
 
 use std::path::Path;
@@ -9,14 +11,20 @@ use std::process::ExitCode;
 
 use kemsphinx_cli::conformance::Report;
 
-const USAGE: &str = "usage: kemsphinx verify [--json] PATH...\n\n\
+const USAGE: &str = "usage: kemsphinx verify [--json] PATH...\n\
+       kemsphinx generate [--seed HEX32] DIR\n\
+       kemsphinx inspect FILE [--key KEYFILE] [--out FILE]\n\n\
   verify   run vector files or folders (kemsphinx-vectors/1, or the Go AEZ's\n\
-           vector lists) and end with `N passed, M failed`";
+           vector lists) and end with `N passed, M failed`\n\
+  generate write the own conformance corpus, deterministically from a seed\n\
+  inspect  show a packet's or SURB's layout; with --key, unwrap it";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.split_first() {
         Some((cmd, rest)) if cmd == "verify" => verify(rest),
+        Some((cmd, rest)) if cmd == "generate" => kemsphinx_cli::generate::main(rest),
+        Some((cmd, rest)) if cmd == "inspect" => kemsphinx_cli::inspect::main(rest),
         Some((cmd, _)) if cmd == "-h" || cmd == "--help" || cmd == "help" => {
             println!("{USAGE}");
             ExitCode::SUCCESS

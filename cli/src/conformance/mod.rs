@@ -2,8 +2,8 @@
 //!
 //! Two formats are understood, and nothing else:
 //! - `kemsphinx-vectors/1`: a JSON object with `schema`, `kind` and `cases`
-//!   (kinds `kem`, `aez`, `kdf`, `stream`, `replay_tag`, `forward`, `surb`,
-//!   `negative`), as documented in `vectors/README.md`;
+//!   (kinds `kem`, `aez`, `kdf`, `stream`, `mac`, `replay_tag`, `forward`,
+//!   `surb`, `negative`), as documented in `vectors/README.md`;
 //! - the Go AEZ's own files: a JSON list of `encrypt`, `extract`, `hash` or
 //!   `prf` cases, told apart by their field names.
 //!
@@ -23,7 +23,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+pub(crate) use negative::negative as check_negative;
 pub use negative::{action_class, error_class};
+pub(crate) use primitives::x25519_raw;
 
 /// The schema this runner understands.
 pub const SCHEMA: &str = "kemsphinx-vectors/1";
@@ -124,6 +126,7 @@ impl Report {
             "aez" => primitives::aez,
             "kdf" => primitives::kdf,
             "stream" => primitives::stream,
+            "mac" => primitives::mac,
             "replay_tag" => primitives::replay_tag,
             "forward" => packets::forward,
             "surb" => packets::surb,

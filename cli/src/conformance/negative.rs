@@ -1,13 +1,18 @@
 //! Checks for `negative` cases: the outcome class this library must give,
-//! and the caller's buffer unchanged on every error.
+//! its exact error when the case names one (`expect_detail`), and the
+//! caller's buffer unchanged on every error.
 
+use chacha20::ChaCha20Rng;
+use kemsphinx::geometry::PACKET_LEN;
 use kemsphinx::{
-    Action, Error, PrivateKey, PublicKey, Surb, SurbKeys, encrypted_reply_mut, packet_mut,
-    payload_ref, unwrap,
+    Action, Error, PrivateKey, PublicKey, Surb, SurbKeys, create_packet, create_surb,
+    encrypted_reply_mut, packet_mut, payload_ref, unwrap,
 };
+use rand_core::SeedableRng;
 use serde_json::Value;
 
 use super::json::{Outcome, bytes, string};
+use super::packets::{creator_commands, path_from_public};
 
 /// The vector vocabulary's name for an error.
 pub fn error_class(e: &Error) -> &'static str {
@@ -33,76 +38,148 @@ pub fn action_class(action: &Action<'_>) -> &'static str {
     }
 }
 
-/// Run one negative case and compare its class with `expect`.
+/// What an operation did: its class, the error (if any), and whether the
+/// caller's buffer was left as it was.
+struct Seen {
+    class: &'static str,
+    error: Option<Error>,
+    unchanged: bool,
+}
+
+impl Seen {
+    /// From a result whose success is already named; no buffer involved.
+    fn of(result: Result<&'static str, Error>) -> Self {
+        Self::with_buffer(result, true)
+    }
+
+    /// From a result and the state of the buffer it worked on.
+    fn with_buffer(result: Result<&'static str, Error>, unchanged: bool) -> Self {
+        match result {
+            Ok(class) => Self {
+                class,
+                error: None,
+                unchanged,
+            },
+            Err(e) => Self {
+                class: error_class(&e),
+                error: Some(e),
+                unchanged,
+            },
+        }
+    }
+}
+
+/// Run one negative case and compare its class with `expect` (and the
+/// error with `expect_detail`, this library's `Debug` form, when given).
 pub(crate) fn negative(case: &Value) -> Outcome {
     let expect = string(case, "expect")?;
-    let (got, unchanged) = match string(case, "op")? {
+    let seen = match string(case, "op")? {
         "unwrap" => unwrap_case(case)?,
         "reply_from_surb" => reply_case(case)?,
         "decrypt_reply" => decrypt_case(case)?,
-        "load_private_key" => (
-            class(PrivateKey::try_from(&bytes(case, "private_key")?[..]).map(|_| "ok")),
-            true,
-        ),
-        "load_public_key" => (
-            class(PublicKey::try_from(&bytes(case, "public_key")?[..]).map(|_| "ok")),
-            true,
-        ),
+        "load_private_key" => {
+            Seen::of(PrivateKey::try_from(&bytes(case, "private_key")?[..]).map(|_| "ok"))
+        }
+        "load_public_key" => {
+            Seen::of(PublicKey::try_from(&bytes(case, "public_key")?[..]).map(|_| "ok"))
+        }
+        "create_packet" => create_packet_case(case)?,
+        "create_surb" => create_surb_case(case)?,
         other => return Err(format!("unknown negative op `{other}`")),
     };
-    if got != expect {
-        return Err(format!("expected {expect}, got {got}"));
+    if seen.class != expect {
+        let why = seen.error.map(|e| format!(" ({e:?})")).unwrap_or_default();
+        return Err(format!("expected {expect}, got {}{why}", seen.class));
     }
-    if got.starts_with("err_") && !unchanged {
-        return Err(format!("{got}, but the input buffer was modified"));
+    if let (Some(detail), Some(e)) = (
+        case.get("expect_detail").and_then(Value::as_str),
+        seen.error,
+    ) {
+        let got = format!("{e:?}");
+        if got != detail {
+            return Err(format!("expected error {detail}, got {got}"));
+        }
+    }
+    if seen.error.is_some() && !seen.unchanged {
+        return Err(format!("{}, but the input buffer was modified", seen.class));
     }
     Ok(())
 }
 
-/// The class of a result whose success is already named.
-fn class(result: Result<&'static str, Error>) -> &'static str {
-    result.unwrap_or_else(|e| error_class(&e))
-}
-
 /// `unwrap`: load the key, take the packet through the slice boundary,
 /// unwrap, and check the buffer on error.
-fn unwrap_case(case: &Value) -> Result<(&'static str, bool), String> {
+fn unwrap_case(case: &Value) -> Result<Seen, String> {
     let key = match PrivateKey::try_from(&bytes(case, "private_key")?[..]) {
         Ok(key) => key,
-        Err(e) => return Ok((error_class(&e), true)),
+        Err(e) => return Ok(Seen::of(Err(e))),
     };
     let original = bytes(case, "packet")?;
     let mut buf = original.clone();
-    let got = match packet_mut(&mut buf) {
-        Err(e) => error_class(&e),
-        Ok(packet) => match unwrap(&key, packet) {
-            Ok(out) => action_class(&out.action),
-            Err(e) => error_class(&e),
-        },
-    };
-    Ok((got, buf == original))
+    let result = packet_mut(&mut buf)
+        .and_then(|packet| unwrap(&key, packet).map(|out| action_class(&out.action)));
+    Ok(Seen::with_buffer(result, buf == original))
 }
 
 /// `reply_from_surb`: both inputs through the slice boundary.
-fn reply_case(case: &Value) -> Result<(&'static str, bool), String> {
+fn reply_case(case: &Value) -> Result<Seen, String> {
     let surb = bytes(case, "surb")?;
     let payload = bytes(case, "payload")?;
-    let got = Surb::try_from(&surb[..]).and_then(|surb| {
+    let result = Surb::try_from(&surb[..]).and_then(|surb| {
         let payload = payload_ref(&payload)?;
-        let mut out = Box::new([0u8; kemsphinx::geometry::PACKET_LEN]);
+        let mut out = Box::new([0u8; PACKET_LEN]);
         surb.reply(payload, &mut out);
         Ok("ok")
     });
-    Ok((class(got), true))
+    Ok(Seen::of(result))
 }
 
 /// `decrypt_reply`: keys and reply through the slice boundary, in place.
-fn decrypt_case(case: &Value) -> Result<(&'static str, bool), String> {
+fn decrypt_case(case: &Value) -> Result<Seen, String> {
     let original = bytes(case, "encrypted_reply")?;
     let mut buf = original.clone();
-    let got = SurbKeys::try_from(&bytes(case, "surb_keys")?[..]).and_then(|keys| {
+    let result = SurbKeys::try_from(&bytes(case, "surb_keys")?[..]).and_then(|keys| {
         let reply = encrypted_reply_mut(&mut buf)?;
         keys.decrypt_reply(reply).map(|_| "ok")
     });
-    Ok((class(got), buf == original))
+    Ok(Seen::with_buffer(result, buf == original))
+}
+
+/// The RNG creation cases use: fixed, so a run is reproducible. Creation
+/// errors are found before any randomness is drawn.
+fn rng() -> ChaCha20Rng {
+    ChaCha20Rng::from_seed([0; 32])
+}
+
+/// `create_packet`: `nodes` (`id`, `public_key`), `commands`, `payload`;
+/// the output buffer must be untouched on error.
+fn create_packet_case(case: &Value) -> Result<Seen, String> {
+    let commands = creator_commands(case)?;
+    let keys = public_keys(case)?;
+    let path = path_from_public(case, &keys, &commands)?;
+    let payload = bytes(case, "payload")?;
+    let sentinel = Box::new([0xa5u8; PACKET_LEN]);
+    let mut out = sentinel.clone();
+    let result = payload_ref(&payload)
+        .and_then(|payload| create_packet(&mut rng(), &path, payload, &mut out))
+        .map(|()| "ok");
+    Ok(Seen::with_buffer(result, out == sentinel))
+}
+
+/// `create_surb`: `nodes` and `commands`.
+fn create_surb_case(case: &Value) -> Result<Seen, String> {
+    let commands = creator_commands(case)?;
+    let keys = public_keys(case)?;
+    let path = path_from_public(case, &keys, &commands)?;
+    Ok(Seen::of(create_surb(&mut rng(), &path).map(|_| "ok")))
+}
+
+/// The public keys of `nodes`, loaded (a refused key is a malformed case).
+fn public_keys(case: &Value) -> Result<Vec<PublicKey>, String> {
+    super::json::list(case, "nodes")?
+        .iter()
+        .map(|n| {
+            PublicKey::try_from(&bytes(n, "public_key")?[..])
+                .map_err(|e| format!("node public key refused: {e}"))
+        })
+        .collect()
 }

@@ -1,9 +1,12 @@
 //! Checks for `forward` and `surb` cases: every hop unwrapped, and every
 //! packet the reference created recreated here byte for byte.
 
-use kemsphinx::geometry::{HOPS, KEM_CIPHERTEXT_LEN, PACKET_LEN, SPRP_KEY_BLOCK_LEN, SURB_LEN};
+use kemsphinx::geometry::{
+    HOPS, KEM_CIPHERTEXT_LEN, PACKET_LEN, PRIVATE_KEY_LEN, SPRP_KEY_BLOCK_LEN, SURB_LEN,
+};
 use kemsphinx::{
-    Action, Command, Hop, NodeId, PrivateKey, Surb, SurbKeys, kem, packet, replay_tag, surb, unwrap,
+    Action, Command, Hop, NodeId, PrivateKey, PublicKey, Surb, SurbKeys, kem, packet, replay_tag,
+    surb, unwrap,
 };
 use serde_json::Value;
 
@@ -15,7 +18,8 @@ pub(crate) struct Node {
     pub(crate) key: PrivateKey,
 }
 
-/// Load the four nodes, checking each public key against its private key.
+/// Load the four nodes, checking each public key against its private key
+/// and, when the node lists its 96-byte `seed`, the key against the seed.
 pub(crate) fn nodes(case: &Value) -> Result<Vec<Node>, String> {
     let nodes = list(case, "nodes")?;
     if nodes.len() != HOPS {
@@ -24,19 +28,48 @@ pub(crate) fn nodes(case: &Value) -> Result<Vec<Node>, String> {
     nodes
         .iter()
         .map(|n| {
-            let key = PrivateKey::from_bytes(&array(n, "private_key")?)
-                .map_err(|e| format!("node key refused: {e}"))?;
+            let private: [u8; PRIVATE_KEY_LEN] = array(n, "private_key")?;
+            let key =
+                PrivateKey::from_bytes(&private).map_err(|e| format!("node key refused: {e}"))?;
             same(
                 "node public key",
                 key.public_key().as_bytes(),
                 &bytes(n, "public_key")?,
             )?;
+            if n.get("seed").is_some() {
+                let derived = PrivateKey::from_seed(&array(n, "seed")?);
+                same("node key from its seed", &derived.to_bytes()[..], &private)?;
+            }
             Ok(Node {
                 id: NodeId(array(n, "id")?),
                 key,
             })
         })
         .collect()
+}
+
+/// The path over `nodes` (only `id` read) with loaded public `keys`.
+pub(crate) fn path_from_public<'a>(
+    case: &Value,
+    keys: &'a [PublicKey],
+    commands: &'a [Vec<Command>],
+) -> Result<[Hop<'a>; HOPS], String> {
+    let ids = list(case, "nodes")?
+        .iter()
+        .map(|n| array(n, "id").map(NodeId))
+        .collect::<Result<Vec<_>, _>>()?;
+    let hops: Vec<Hop<'a>> = ids
+        .into_iter()
+        .zip(keys)
+        .zip(commands)
+        .map(|((id, public_key), commands)| Hop {
+            id,
+            public_key,
+            commands,
+        })
+        .collect();
+    hops.try_into()
+        .map_err(|_| format!("expected {HOPS} nodes with keys and commands"))
 }
 
 /// The commands given to the creator, per hop.
@@ -158,7 +191,10 @@ fn encoded(cmd: &Command) -> Vec<u8> {
     buf.get(..len).unwrap_or_default().to_vec()
 }
 
-/// The KEM ciphertext and shared secret each hop recovers.
+/// The KEM ciphertext and shared secret each hop recovers. When the case
+/// lists its `encapsulations` (the randomness per hop), each is also
+/// recreated with that randomness and must give the same ciphertext and
+/// secret.
 fn encapsulations(
     case: &Value,
     nodes: &[Node],
@@ -176,6 +212,36 @@ fn encapsulations(
             .decapsulate(&ct)
             .map_err(|e| format!("decapsulation: {e}"))?;
         *slot = (ct, *ss.as_bytes());
+    }
+    if let Some(recorded) = case.get("encapsulations") {
+        let recorded = recorded
+            .as_array()
+            .filter(|r| r.len() == HOPS)
+            .ok_or("`encapsulations`: expected one entry per hop")?;
+        for (i, ((want, node), r)) in out.iter().zip(nodes).zip(recorded).enumerate() {
+            let (ct, ss) = node
+                .key
+                .public_key()
+                .encapsulate_deterministic(&array(r, "x25519_ephemeral")?, &array(r, "mlkem_m")?)
+                .map_err(|e| format!("hop {i}: encapsulation: {e}"))?;
+            same(
+                &format!("hop {i} ciphertext from its randomness"),
+                &ct,
+                &want.0,
+            )?;
+            same(
+                &format!("hop {i} shared secret from its randomness"),
+                ss.as_bytes(),
+                &want.1,
+            )?;
+            if r.get("shared_secret").is_some() {
+                same(
+                    &format!("hop {i} shared_secret"),
+                    ss.as_bytes(),
+                    &bytes(r, "shared_secret")?,
+                )?;
+            }
+        }
     }
     Ok(out)
 }

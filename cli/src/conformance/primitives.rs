@@ -1,6 +1,7 @@
 //! Checks for the KEM and the per-hop primitives.
 
 use kemsphinx::aez::Aez;
+use kemsphinx::geometry::X25519_LEN;
 use kemsphinx::{PrivateKey, ReplayTag, hop, kem};
 use serde_json::Value;
 
@@ -30,9 +31,18 @@ pub(crate) fn kem(case: &Value) -> Outcome {
                 key.public_key().as_bytes(),
                 &bytes(case, "public_key")?,
             )?;
-            let traced = kem::debug_decapsulate(&key, &array(case, "ciphertext")?)
+            let ciphertext = array(case, "ciphertext")?;
+            let traced = kem::debug_decapsulate(&key, &ciphertext)
                 .map_err(|e| format!("decapsulation failed: {e}"))?;
+            if case.get("x25519_ephemeral").is_some() || case.get("mlkem_m").is_some() {
+                encapsulation(case, &key, &ciphertext, &traced.shared_secret)?;
+            }
             if op == "combiner" {
+                same(
+                    "x25519_shared_secret",
+                    &x25519_raw(&key.to_bytes()[..X25519_LEN], &ciphertext)?,
+                    &bytes(case, "x25519_shared_secret")?,
+                )?;
                 let steps: [(&str, &[u8]); 6] = [
                     (
                         "x25519_adapter_shared_secret",
@@ -56,6 +66,40 @@ pub(crate) fn kem(case: &Value) -> Outcome {
         }
         other => Err(format!("unknown kem op `{other}`")),
     }
+}
+
+/// The optional encapsulation randomness of a `decapsulate` or `combiner`
+/// case: encapsulating to the public key with it must give the case's
+/// ciphertext and shared secret.
+fn encapsulation(
+    case: &Value,
+    key: &PrivateKey,
+    ciphertext: &kem::Ciphertext,
+    shared_secret: &[u8; 32],
+) -> Outcome {
+    let (ct, ss) = key
+        .public_key()
+        .encapsulate_deterministic(&array(case, "x25519_ephemeral")?, &array(case, "mlkem_m")?)
+        .map_err(|e| format!("encapsulation failed: {e}"))?;
+    same("ciphertext from the randomness", &ct, ciphertext)?;
+    same(
+        "shared secret from the randomness",
+        ss.as_bytes(),
+        shared_secret,
+    )
+}
+
+/// Raw X25519 of a secret (clamped) and a point, as the combiner's
+/// `x25519_shared_secret` records it.
+pub(crate) fn x25519_raw(secret: &[u8], ciphertext: &kem::Ciphertext) -> Result<[u8; 32], String> {
+    let secret: [u8; X25519_LEN] = secret.try_into().map_err(|_| "short X25519 secret")?;
+    let point: [u8; X25519_LEN] = ciphertext
+        .get(..X25519_LEN)
+        .and_then(|p| p.try_into().ok())
+        .ok_or("short ciphertext")?;
+    Ok(x25519_dalek::StaticSecret::from(secret)
+        .diffie_hellman(&x25519_dalek::PublicKey::from(point))
+        .to_bytes())
 }
 
 /// `aez`: the SPRP both ways (τ = 0, no AD, 48-byte key).
@@ -97,6 +141,15 @@ pub(crate) fn stream(case: &Value) -> Outcome {
     let mut got = vec![0u8; want.len()];
     hop::debug_keystream(&array(case, "key")?, &array(case, "iv")?, &mut got);
     same("keystream", &got, &want)
+}
+
+/// `mac`: HMAC-SHA256 with a 32-byte key.
+pub(crate) fn mac(case: &Value) -> Outcome {
+    same(
+        "mac",
+        &hop::debug_mac(&array(case, "key")?, &bytes(case, "message")?),
+        &bytes(case, "mac")?,
+    )
 }
 
 /// `replay_tag`: SHA-512/256 of the KEM ciphertext.

@@ -1,0 +1,267 @@
+//! `kemsphinx generate`: the own conformance corpus, deterministically from
+//! a seed.
+//!
+//! Every random value (key seeds, node ids, encapsulation randomness,
+//! payloads, AEZ keys…) is drawn from a ChaCha20 DRBG seeded with the
+//! 32-byte corpus seed, one independent stream per file, in file order. The
+//! same seed therefore gives byte-identical files, and changing one file's
+//! cases never changes another file. Packets and SURBs are built from the
+//! drawn randomness through the crate's hidden deterministic entry points,
+//! and checked against the normal creation API fed with the same DRBG, so
+//! the corpus is exactly what `create_packet` / `create_surb` produce.
+
+mod negative;
+mod packets;
+mod points;
+mod primitives;
+mod scenario;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use chacha20::ChaCha20Rng;
+use rand_core::{Rng, SeedableRng};
+use serde_json::{Value, json};
+
+use crate::conformance::SCHEMA;
+
+/// The seed of the committed corpus (`vectors/own/`): the bytes 0x00..0x1f.
+pub const DEFAULT_SEED: [u8; 32] = {
+    let mut seed = [0u8; 32];
+    let mut i = 0;
+    while i < 32 {
+        seed[i] = i as u8;
+        i += 1;
+    }
+    seed
+};
+
+/// A generation step that can fail (it never should: every failure is a
+/// bug in the library or the generator, reported instead of written).
+pub(crate) type Gen<T> = Result<T, String>;
+
+/// The DRBG of one file.
+pub(crate) struct Drbg(ChaCha20Rng);
+
+impl Drbg {
+    /// Stream `stream` of ChaCha20 keyed with `seed`.
+    fn new(seed: &[u8; 32], stream: u64) -> Self {
+        let mut rng = ChaCha20Rng::from_seed(*seed);
+        rng.set_stream(stream);
+        Self(rng)
+    }
+
+    /// The next `N` bytes.
+    pub(crate) fn array<const N: usize>(&mut self) -> [u8; N] {
+        let mut out = [0u8; N];
+        self.0.fill_bytes(&mut out);
+        out
+    }
+
+    /// The next `n` bytes.
+    pub(crate) fn bytes(&mut self, n: usize) -> Vec<u8> {
+        let mut out = vec![0u8; n];
+        self.0.fill_bytes(&mut out);
+        out
+    }
+
+    /// A copy of the generator in its current state, to feed the normal
+    /// creation API the same bytes that are about to be drawn explicitly.
+    pub(crate) fn fork(&self) -> ChaCha20Rng {
+        let mut copy = ChaCha20Rng::from_seed(self.0.get_seed());
+        copy.set_stream(self.0.get_stream());
+        copy.set_word_pos(self.0.get_word_pos());
+        copy
+    }
+}
+
+/// Lowercase hex, the corpus encoding.
+pub(crate) fn hex(bytes: impl AsRef<[u8]>) -> Value {
+    Value::String(hex::encode(bytes))
+}
+
+/// One output file: its name, kind, DRBG stream and case builder.
+struct FileSpec {
+    name: &'static str,
+    kind: &'static str,
+    stream: u64,
+    build: fn(&mut Drbg) -> Gen<Vec<Value>>,
+}
+
+/// Every file of the corpus. The stream numbers are part of the format of
+/// the corpus: never renumber them.
+const FILES: [FileSpec; 9] = [
+    FileSpec {
+        name: "kem.json",
+        kind: "kem",
+        stream: 1,
+        build: primitives::kem,
+    },
+    FileSpec {
+        name: "aez.json",
+        kind: "aez",
+        stream: 2,
+        build: primitives::aez,
+    },
+    FileSpec {
+        name: "kdf.json",
+        kind: "kdf",
+        stream: 3,
+        build: primitives::kdf,
+    },
+    FileSpec {
+        name: "stream.json",
+        kind: "stream",
+        stream: 4,
+        build: primitives::stream,
+    },
+    FileSpec {
+        name: "mac.json",
+        kind: "mac",
+        stream: 5,
+        build: primitives::mac,
+    },
+    FileSpec {
+        name: "replay_tag.json",
+        kind: "replay_tag",
+        stream: 6,
+        build: primitives::replay_tag,
+    },
+    FileSpec {
+        name: "forward.json",
+        kind: "forward",
+        stream: 7,
+        build: packets::forward,
+    },
+    FileSpec {
+        name: "surb.json",
+        kind: "surb",
+        stream: 8,
+        build: packets::surb,
+    },
+    FileSpec {
+        name: "negative.json",
+        kind: "negative",
+        stream: 9,
+        build: negative::negative,
+    },
+];
+
+/// The command that regenerates a corpus from `seed` into `vectors/own`.
+#[must_use]
+pub fn command_for(seed: &[u8; 32]) -> String {
+    format!(
+        "cargo run --release --bin kemsphinx -- generate --seed {} vectors/own",
+        hex::encode(seed)
+    )
+}
+
+/// The provenance object of one file.
+fn provenance(seed: &[u8; 32], spec: &FileSpec) -> Value {
+    json!({
+        "generator": format!(
+            "kemsphinx generate (kemsphinx-cli {}, with the kemsphinx crate of the same workspace)",
+            env!("CARGO_PKG_VERSION")
+        ),
+        "seed": hex(seed),
+        "drbg": format!(
+            "ChaCha20Rng (crate chacha20 0.10, feature rng) keyed with `seed`, stream {}; \
+             values are drawn in the order the cases list them",
+            spec.stream
+        ),
+        "regenerate": command_for(seed),
+        "encoding": "all byte strings lowercase hex",
+        "geometry": "MLKEM768-X25519, 4 hops: packet 16150, header 5962, per-hop routing 1202 \
+                     (commands area 82 + next KEM ciphertext 1120), SURB 6058, payload 10156, \
+                     surb_keys 320",
+        "kem": "MLKEM768-X25519: X25519 through HPQC's BLAKE2Xb adapter, then ML-KEM-768, \
+                split-PRF combiner splitprf-v1",
+        "reference": "not produced by the Go reference; see vectors/README.md for what each \
+                      reference_result is based on",
+    })
+}
+
+/// Build every file of the corpus for `seed`: `(file name, JSON text)`.
+///
+/// # Errors
+/// A description of the first case that could not be generated.
+pub fn corpus(seed: &[u8; 32]) -> Gen<Vec<(&'static str, String)>> {
+    FILES
+        .iter()
+        .map(|spec| {
+            let cases = (spec.build)(&mut Drbg::new(seed, spec.stream))
+                .map_err(|e| format!("{}: {e}", spec.name))?;
+            let doc = json!({
+                "schema": SCHEMA,
+                "kind": spec.kind,
+                "provenance": provenance(seed, spec),
+                "cases": cases,
+            });
+            let mut text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+            text.push('\n');
+            Ok((spec.name, text))
+        })
+        .collect()
+}
+
+/// Write the corpus for `seed` into `dir` (created if missing); returns
+/// the files written.
+///
+/// # Errors
+/// A generation or I/O failure.
+pub fn write(seed: &[u8; 32], dir: &Path) -> Gen<Vec<std::path::PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    corpus(seed)?
+        .into_iter()
+        .map(|(name, text)| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok(path)
+        })
+        .collect()
+}
+
+/// Usage of `kemsphinx generate`.
+pub const USAGE: &str = "kemsphinx generate [--seed HEX32] DIR\n\
+  write the own conformance corpus (kemsphinx-vectors/1) into DIR;\n\
+  the same seed always gives byte-identical files (default seed 000102…1f)";
+
+/// `kemsphinx generate [--seed HEX] DIR`.
+#[must_use]
+pub fn main(args: &[String]) -> ExitCode {
+    match parse_args(args).and_then(|(seed, dir)| Ok((seed, write(&seed, Path::new(&dir))?))) {
+        Ok((seed, files)) => {
+            for f in &files {
+                println!("wrote {}", f.display());
+            }
+            println!("seed {}", hex::encode(seed));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("kemsphinx generate: {e}\nusage: {USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The seed and output folder from the arguments.
+fn parse_args(args: &[String]) -> Gen<([u8; 32], String)> {
+    let mut seed = DEFAULT_SEED;
+    let mut dir = None;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--seed" => {
+                let text = it.next().ok_or("--seed needs a value")?;
+                seed = hex::decode(text)
+                    .ok()
+                    .and_then(|s| s.try_into().ok())
+                    .ok_or("--seed must be 64 hex digits (32 bytes)")?;
+            }
+            other if other.starts_with("--") => return Err(format!("unknown option {other}")),
+            other if dir.is_none() => dir = Some(other.to_owned()),
+            other => return Err(format!("unexpected argument {other}")),
+        }
+    }
+    Ok((seed, dir.ok_or("missing output folder")?))
+}

@@ -1,0 +1,295 @@
+//! Cases for the KEM and the per-hop primitives: `kem`, `aez`, `kdf`,
+//! `stream`, `mac`, `replay_tag`.
+
+use kemsphinx::aez::Aez;
+use kemsphinx::geometry::{
+    ENCRYPTED_PAYLOAD_LEN, KEM_CIPHERTEXT_LEN, KEY_SEED_LEN, STREAM_LEN, X25519_LEN,
+};
+use kemsphinx::{PrivateKey, ReplayTag, hop, kem};
+use serde_json::{Value, json};
+
+use super::{Drbg, Gen, hex, points};
+use crate::conformance::x25519_raw;
+
+/// Fixed encapsulation randomness: X25519 ephemeral secret, ML-KEM `m`.
+type Randomness = ([u8; 32], [u8; 32]);
+
+/// `kem`: key derivation, encapsulation with recorded randomness,
+/// decapsulation, combiner intermediates, and non-canonical X25519 halves.
+pub(crate) fn kem(rng: &mut Drbg) -> Gen<Vec<Value>> {
+    let mut cases = Vec::new();
+    let fixed: [(&str, [u8; KEY_SEED_LEN]); 2] = [
+        ("all-zero seed", [0; KEY_SEED_LEN]),
+        ("all-0xff seed", [0xff; KEY_SEED_LEN]),
+    ];
+    for (n, (what, seed)) in fixed.into_iter().enumerate() {
+        cases.push(derive(&format!("kem-derive-{n:02}"), &seed, what));
+    }
+    for n in 2..4 {
+        let seed = rng.array::<KEY_SEED_LEN>();
+        cases.push(derive(
+            &format!("kem-derive-{n:02}"),
+            &seed,
+            "seed from the DRBG",
+        ));
+    }
+    let randomness: [(&str, Option<Randomness>); 5] = [
+        ("randomness from the DRBG", None),
+        ("randomness from the DRBG", None),
+        ("randomness from the DRBG", None),
+        (
+            "all-zero X25519 ephemeral secret (clamped to 2^254) and ML-KEM m",
+            Some(([0; 32], [0; 32])),
+        ),
+        (
+            "all-0xff X25519 ephemeral secret and ML-KEM m",
+            Some(([0xff; 32], [0xff; 32])),
+        ),
+    ];
+    for (n, (what, fixed)) in randomness.into_iter().enumerate() {
+        let key = PrivateKey::from_seed(&rng.array());
+        let (eph, m) = match fixed {
+            Some(r) => r,
+            None => (rng.array(), rng.array()),
+        };
+        let op = if n < 2 { "combiner" } else { "decapsulate" };
+        cases.push(encapsulation(
+            &format!("kem-{op}-{n:02}"),
+            op,
+            &key,
+            &eph,
+            &m,
+            what,
+        )?);
+    }
+    cases.extend(non_canonical(rng)?);
+    Ok(cases)
+}
+
+/// A `derive_key_pair` case.
+fn derive(id: &str, seed: &[u8; KEY_SEED_LEN], what: &str) -> Value {
+    let key = PrivateKey::from_seed(seed);
+    json!({
+        "id": id, "op": "derive_key_pair", "seed": hex(seed),
+        "public_key": hex(key.public_key().as_bytes()),
+        "private_key": hex(&key.to_bytes()[..]),
+        "note": what,
+    })
+}
+
+/// A `decapsulate` or `combiner` case made by encapsulating with explicit
+/// randomness, recorded in `x25519_ephemeral` and `mlkem_m`.
+fn encapsulation(
+    id: &str,
+    op: &str,
+    key: &PrivateKey,
+    eph: &[u8; 32],
+    m: &[u8; 32],
+    what: &str,
+) -> Gen<Value> {
+    let (ct, ss) = key
+        .public_key()
+        .encapsulate_deterministic(eph, m)
+        .map_err(|e| format!("{id}: {e}"))?;
+    let mut case = decapsulation(id, op, key, &ct, what)?;
+    same(id, ss.as_bytes(), case.get("shared_secret"))?;
+    case["x25519_ephemeral"] = hex(eph);
+    case["mlkem_m"] = hex(m);
+    Ok(case)
+}
+
+/// Require the encapsulated secret to equal the decapsulated one.
+fn same(id: &str, got: &[u8], want: Option<&Value>) -> Gen<()> {
+    if want.and_then(Value::as_str) == Some(hex::encode(got).as_str()) {
+        Ok(())
+    } else {
+        Err(format!("{id}: encapsulation and decapsulation disagree"))
+    }
+}
+
+/// A decapsulation case (with the combiner's intermediates for `combiner`).
+fn decapsulation(
+    id: &str,
+    op: &str,
+    key: &PrivateKey,
+    ct: &kem::Ciphertext,
+    what: &str,
+) -> Gen<Value> {
+    let t = kem::debug_decapsulate(key, ct).map_err(|e| format!("{id}: {e}"))?;
+    let private = key.to_bytes();
+    let mut case = json!({
+        "id": id, "op": op, "note": what,
+        "public_key": hex(key.public_key().as_bytes()),
+        "private_key": hex(&private[..]),
+        "ciphertext": hex(ct),
+        "shared_secret": hex(t.shared_secret),
+    });
+    if op == "combiner" {
+        let steps = [
+            (
+                "x25519_shared_secret",
+                x25519_raw(private.get(..X25519_LEN).unwrap_or_default(), ct)?,
+            ),
+            (
+                "x25519_adapter_shared_secret",
+                t.x25519_adapter_shared_secret,
+            ),
+            ("mlkem_shared_secret", t.mlkem_shared_secret),
+            ("splitprf_key_x25519", t.splitprf_key_x25519),
+            ("splitprf_key_mlkem", t.splitprf_key_mlkem),
+            ("splitprf_hash_x25519", t.splitprf_hash_x25519),
+            ("splitprf_hash_mlkem", t.splitprf_hash_mlkem),
+        ];
+        for (name, value) in steps {
+            case[name] = hex(value);
+        }
+    }
+    Ok(case)
+}
+
+/// Decapsulations of ciphertexts whose X25519 half is a non-canonical
+/// encoding of a large-order point: reduced as X25519 does, never refused,
+/// and hashed as the bytes were sent.
+fn non_canonical(rng: &mut Drbg) -> Gen<Vec<Value>> {
+    let key = PrivateKey::from_seed(&rng.array());
+    let (ct, _) = key
+        .public_key()
+        .encapsulate_deterministic(&rng.array(), &rng.array())
+        .map_err(|e| e.to_string())?;
+    let mut high = ct;
+    if let Some(b) = high.get_mut(X25519_LEN - 1) {
+        *b |= 0x80;
+    }
+    let mut p2 = ct;
+    if let Some(x) = p2.get_mut(..X25519_LEN) {
+        x.copy_from_slice(&points::p_plus_2());
+    }
+    Ok(vec![
+        decapsulation(
+            "kem-combiner-noncanonical-bit255",
+            "combiner",
+            &key,
+            &high,
+            "X25519 half of a real ciphertext with the unused bit 255 set: X25519 ignores the \
+             bit (x25519_shared_secret is that of the unmodified ciphertext), but the adapter \
+             and the combiner hash the bytes as sent, so the shared secret differs",
+        )?,
+        decapsulation(
+            "kem-combiner-noncanonical-p-plus-2",
+            "combiner",
+            &key,
+            &p2,
+            "X25519 half u = p + 2, a non-canonical encoding of u = 2 (a large-order point on \
+             the twist): reduced and used, not refused",
+        )?,
+    ])
+}
+
+/// `aez`: the SPRP at every length 0..=64 and at the format's length.
+pub(crate) fn aez(rng: &mut Drbg) -> Gen<Vec<Value>> {
+    let lengths = (0..=64).chain([ENCRYPTED_PAYLOAD_LEN, ENCRYPTED_PAYLOAD_LEN]);
+    Ok(lengths
+        .enumerate()
+        .map(|(n, len)| {
+            let key = rng.array::<48>();
+            let nonce = rng.array::<16>();
+            let plaintext = rng.bytes(len);
+            let mut ciphertext = plaintext.clone();
+            Aez::new(&key).encipher(&nonce, &mut ciphertext);
+            json!({
+                "id": format!("aez-{n:02}-len{len}"),
+                "key": hex(key), "nonce": hex(nonce),
+                "plaintext": hex(&plaintext), "ciphertext": hex(&ciphertext),
+            })
+        })
+        .collect())
+}
+
+/// `kdf`: HKDF-Expand and its split.
+pub(crate) fn kdf(rng: &mut Drbg) -> Gen<Vec<Value>> {
+    let ikms = [[0u8; 32], [0xff; 32], rng.array(), rng.array()];
+    Ok(ikms
+        .iter()
+        .enumerate()
+        .map(|(n, ikm)| {
+            let okm = hop::debug_kdf(ikm);
+            let part = |r: std::ops::Range<usize>| hex(okm.get(r).unwrap_or_default());
+            json!({
+                "id": format!("kdf-{n:02}"), "ikm": hex(ikm), "okm": hex(&okm[..]),
+                "header_mac_key": part(0..32),
+                "header_encryption_key": part(32..64),
+                "header_encryption_iv": part(64..80),
+                "payload_encryption_key": part(80..128),
+            })
+        })
+        .collect())
+}
+
+/// `stream`: the 6,010-byte keystream a hop uses, including counter
+/// wrap-around and a carry out of the low 64 bits.
+pub(crate) fn stream(rng: &mut Drbg) -> Gen<Vec<Value>> {
+    let mut carry = [0u8; 16];
+    if let Some(low) = carry.get_mut(8..) {
+        low.fill(0xff);
+    }
+    let ivs: [(&str, [u8; 16]); 3] = [
+        ("IV from the DRBG", rng.array()),
+        (
+            "IV ff…ff: the 128-bit counter wraps to zero after the first block",
+            [0xff; 16],
+        ),
+        (
+            "IV 00…00 ff…ff: the counter carries out of the low 64 bits after the first block",
+            carry,
+        ),
+    ];
+    Ok(ivs
+        .iter()
+        .enumerate()
+        .map(|(n, (what, iv))| {
+            let key = rng.array::<32>();
+            let mut keystream = vec![0u8; STREAM_LEN];
+            hop::debug_keystream(&key, iv, &mut keystream);
+            json!({
+                "id": format!("stream-{n:02}"), "key": hex(key), "iv": hex(iv),
+                "keystream": hex(&keystream), "note": what,
+            })
+        })
+        .collect())
+}
+
+/// `mac` (a new kind): HMAC-SHA256 with a 32-byte key, including the
+/// header-prefix length the format MACs.
+pub(crate) fn mac(rng: &mut Drbg) -> Gen<Vec<Value>> {
+    Ok([0, 1, 64, 65, crate::layout::MAC]
+        .iter()
+        .enumerate()
+        .map(|(n, &len)| {
+            let key = rng.array::<32>();
+            let message = rng.bytes(len);
+            json!({
+                "id": format!("mac-{n:02}-len{len}"), "key": hex(key),
+                "message": hex(&message), "mac": hex(hop::debug_mac(&key, &message)),
+            })
+        })
+        .collect())
+}
+
+/// `replay_tag`: SHA-512/256 of KEM ciphertexts.
+pub(crate) fn replay_tag(rng: &mut Drbg) -> Gen<Vec<Value>> {
+    let cts: [[u8; KEM_CIPHERTEXT_LEN]; 3] = [
+        [0; KEM_CIPHERTEXT_LEN],
+        [0xff; KEM_CIPHERTEXT_LEN],
+        rng.array(),
+    ];
+    Ok(cts
+        .iter()
+        .enumerate()
+        .map(|(n, ct)| {
+            json!({
+                "id": format!("replay-{n:02}"), "kem_ciphertext": hex(ct),
+                "replay_tag": hex(ReplayTag::of_ciphertext(ct).0),
+            })
+        })
+        .collect())
+}

@@ -1,0 +1,332 @@
+//! `kemsphinx inspect`: the layout of a packet or SURB, and with a key
+//! what the hop holding that key does with it.
+//!
+//! Without a key everything shown is public: version, the KEM ciphertext's
+//! two halves, the replay tag a mix would record, the MAC, sizes. With a
+//! key the input is unwrapped (a copy; the file is not changed) and the
+//! result printed: the commands, the action, the next hop and the outgoing
+//! packet's replay tag, or the error class and why.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use kemsphinx::geometry::{
+    ENCRYPTED_PAYLOAD_LEN, HEADER_LEN, PACKET_LEN, PAYLOAD_LEN, ROUTING_INFO_LEN, SURB_LEN,
+};
+use kemsphinx::{Action, Command, PrivateKey, Surb, replay_tag, unwrap};
+
+use crate::conformance::{action_class, error_class};
+use crate::keyfile::{Encoding, hex_or_binary, read_input, read_private_key};
+use crate::layout;
+
+/// Usage of `kemsphinx inspect`.
+pub const USAGE: &str = "kemsphinx inspect FILE [--key KEYFILE] [--out FILE]\n\
+  show a packet's or SURB's layout (FILE: binary or hex, `-` for stdin);\n\
+  with --key (raw 1,280-byte private key, binary or hex) unwrap it as that hop;\n\
+  --out writes what the hop outputs (next packet, payload or encrypted reply)";
+
+/// What `inspect` found: the text to print, and the hop's output bytes
+/// when a key was given and the unwrap succeeded.
+pub struct Inspection {
+    /// The human-readable report.
+    pub text: String,
+    /// The outgoing packet, delivered payload or encrypted reply.
+    pub output: Option<Vec<u8>>,
+    /// Whether the unwrap (if any) succeeded.
+    pub ok: bool,
+}
+
+/// Inspect `input` (already decoded), unwrapping it with `key` if given.
+///
+/// # Errors
+/// When `input` is neither a packet nor a SURB by length.
+pub fn inspect(input: &[u8], key: Option<&PrivateKey>) -> Result<Inspection, String> {
+    let mut text = String::new();
+    let packet: Result<Box<[u8; PACKET_LEN]>, kemsphinx::Error> = match input.len() {
+        PACKET_LEN => {
+            let _ = writeln!(text, "packet, {PACKET_LEN} bytes");
+            header(&mut text, input);
+            row(
+                &mut text,
+                layout::PAYLOAD,
+                PACKET_LEN,
+                "payload",
+                &format!("{ENCRYPTED_PAYLOAD_LEN} bytes, enciphered"),
+            );
+            kemsphinx::packet_mut(&mut input.to_vec()).map(|p| Box::new(*p))
+        }
+        SURB_LEN => {
+            let _ = writeln!(text, "SURB, {SURB_LEN} bytes");
+            header(&mut text, input);
+            let first = input
+                .get(layout::SURB_FIRST_HOP..layout::SURB_REPLY_KEY)
+                .unwrap_or_default();
+            row(
+                &mut text,
+                layout::SURB_FIRST_HOP,
+                layout::SURB_REPLY_KEY,
+                "first hop",
+                &hex::encode(first),
+            );
+            row(
+                &mut text,
+                layout::SURB_REPLY_KEY,
+                SURB_LEN,
+                "reply key",
+                "64 bytes (the reply's payload key and IV; not shown)",
+            );
+            Surb::try_from(input).map(|surb| {
+                let mut reply = Box::new([0u8; PACKET_LEN]);
+                surb.reply(&[0u8; PAYLOAD_LEN], &mut reply);
+                reply
+            })
+        }
+        n => {
+            return Err(format!(
+                "{n} bytes: neither a packet ({PACKET_LEN}) nor a SURB ({SURB_LEN})"
+            ));
+        }
+    };
+    replay_tag_line(&mut text, input);
+    let Some(key) = key else {
+        return Ok(Inspection {
+            text,
+            output: None,
+            ok: true,
+        });
+    };
+    let packet = match packet {
+        Ok(packet) => packet,
+        Err(e) => {
+            let _ = writeln!(text, "  result         {}: {e}", error_class(&e));
+            return Ok(Inspection {
+                text,
+                output: None,
+                ok: false,
+            });
+        }
+    };
+    if input.len() == SURB_LEN {
+        let _ = writeln!(
+            text,
+            "unwrapping the reply built from this SURB with an all-zero payload:"
+        );
+    }
+    let (output, ok) = unwrap_report(&mut text, key, packet);
+    Ok(Inspection { text, output, ok })
+}
+
+/// One line of the layout: byte range, field, value.
+fn row(text: &mut String, from: usize, to: usize, field: &str, value: &str) {
+    let _ = writeln!(
+        text,
+        "  {:<14} {field:<18} {value}",
+        format!("[{from},{to})")
+    );
+}
+
+/// The header fields, common to packets and SURBs.
+fn header(text: &mut String, input: &[u8]) {
+    let field = |from: usize, to: usize| input.get(from..to).unwrap_or_default();
+    let version = field(0, layout::KEM_CT);
+    let verdict = if version == [0, 0] {
+        "(ok)"
+    } else {
+        "(unknown: refused with err_version)"
+    };
+    row(
+        text,
+        0,
+        layout::KEM_CT,
+        "version",
+        &format!("{} {verdict}", hex::encode(version)),
+    );
+    row(
+        text,
+        layout::KEM_CT,
+        layout::MLKEM_CT,
+        "X25519 ephemeral",
+        &hex::encode(field(layout::KEM_CT, layout::MLKEM_CT)),
+    );
+    let mlkem = field(layout::MLKEM_CT, layout::ROUTING);
+    row(
+        text,
+        layout::MLKEM_CT,
+        layout::ROUTING,
+        "ML-KEM ciphertext",
+        &format!(
+            "{}… ({} bytes)",
+            hex::encode(mlkem.get(..16).unwrap_or_default()),
+            mlkem.len()
+        ),
+    );
+    row(
+        text,
+        layout::ROUTING,
+        layout::MAC,
+        "routing info",
+        &format!("{ROUTING_INFO_LEN} bytes, encrypted"),
+    );
+    row(
+        text,
+        layout::MAC,
+        HEADER_LEN,
+        "MAC",
+        &hex::encode(field(layout::MAC, HEADER_LEN)),
+    );
+}
+
+/// The replay tag a mix records for this header: SHA-512/256 of its KEM
+/// ciphertext.
+fn replay_tag_line(text: &mut String, input: &[u8]) {
+    if let Some(Ok(ct)) = input
+        .get(layout::KEM_CT..layout::ROUTING)
+        .map(<&[u8; 1120]>::try_from)
+    {
+        let tag = kemsphinx::ReplayTag::of_ciphertext(ct);
+        let _ = writeln!(
+            text,
+            "  replay tag     SHA-512/256 of [2,1122) = {}",
+            hex::encode(tag.0)
+        );
+    }
+}
+
+/// A command as a person reads it.
+fn describe(cmd: &Command) -> String {
+    match cmd {
+        Command::NextNodeHop { id, mac } => {
+            format!(
+                "next_node_hop id={} mac={}",
+                hex::encode(id.0),
+                hex::encode(mac)
+            )
+        }
+        Command::Recipient(r) => format!("recipient {}", hex::encode(r.0)),
+        Command::SurbReply(s) => format!("surb_reply {}", hex::encode(s.0)),
+        Command::NodeDelay(ms) => format!("node_delay {ms} ms"),
+    }
+}
+
+/// Unwrap and describe the result; returns the hop's output.
+fn unwrap_report(
+    text: &mut String,
+    key: &PrivateKey,
+    mut packet: Box<[u8; PACKET_LEN]>,
+) -> (Option<Vec<u8>>, bool) {
+    let public = key.public_key().as_bytes();
+    let _ = writeln!(
+        text,
+        "unwrap with the key whose public key starts {}:",
+        hex::encode(public.get(..8).unwrap_or_default())
+    );
+    let out = match unwrap(key, &mut packet) {
+        Ok(out) => out,
+        Err(e) => {
+            let _ = writeln!(text, "  result         {}: {e}", error_class(&e));
+            return (None, false);
+        }
+    };
+    let _ = writeln!(text, "  result         {}", action_class(&out.action));
+    for cmd in out.commands.iter() {
+        let _ = writeln!(text, "  command        {}", describe(cmd));
+    }
+    let output = match out.action {
+        Action::Forward { next_hop, delay } => {
+            let when =
+                delay.map_or_else(|| "now (no node_delay)".into(), |d| format!("after {d} ms"));
+            let _ = writeln!(text, "  send to        {} {when}", hex::encode(next_hop.0));
+            None
+        }
+        Action::Deliver { recipient, payload } => {
+            let _ = writeln!(text, "  deliver to     {}", hex::encode(recipient.0));
+            let _ = writeln!(
+                text,
+                "  payload        {}… ({} bytes, tag verified)",
+                hex::encode(payload.get(..32).unwrap_or_default()),
+                payload.len()
+            );
+            Some(payload.to_vec())
+        }
+        Action::SurbReply {
+            recipient,
+            surb_id,
+            encrypted_reply,
+        } => {
+            let _ = writeln!(
+                text,
+                "  reply to       {} for SURB {}",
+                hex::encode(recipient.0),
+                hex::encode(surb_id.0)
+            );
+            let _ = writeln!(
+                text,
+                "  encrypted reply {} bytes (only the SURB's creator can check it)",
+                encrypted_reply.len()
+            );
+            Some(encrypted_reply.to_vec())
+        }
+        _ => None,
+    };
+    if let Some(out) = output {
+        return (Some(out), true);
+    }
+    let _ = writeln!(
+        text,
+        "  outgoing replay tag {}",
+        hex::encode(replay_tag(&packet).0)
+    );
+    (Some(packet.to_vec()), true)
+}
+
+/// `kemsphinx inspect FILE [--key KEYFILE] [--out FILE]`.
+#[must_use]
+pub fn main(args: &[String]) -> ExitCode {
+    match run(args) {
+        Ok(ok) => {
+            if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("kemsphinx inspect: {e}\nusage: {USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Parse the arguments, inspect, print, write `--out`.
+fn run(args: &[String]) -> Result<bool, String> {
+    let (mut file, mut key, mut out) = (None, None, None);
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--key" => key = Some(it.next().ok_or("--key needs a file")?),
+            "--out" => out = Some(it.next().ok_or("--out needs a file")?),
+            other if other.starts_with("--") => return Err(format!("unknown option {other}")),
+            other if file.is_none() => file = Some(other.to_owned()),
+            other => return Err(format!("unexpected argument {other}")),
+        }
+    }
+    let file = file.ok_or("missing FILE")?;
+    let (input, encoding) = hex_or_binary(&read_input(&file)?);
+    let key = key.map(|k| read_private_key(k)).transpose()?;
+    let found = inspect(&input, key.as_ref())?;
+    let encoded = match encoding {
+        Encoding::Hex => "hex",
+        Encoding::Binary => "binary",
+    };
+    println!("{file} ({encoded})");
+    print!("{}", found.text);
+    if let (Some(path), Some(bytes)) = (out, &found.output) {
+        let data = match encoding {
+            Encoding::Hex => format!("{}\n", hex::encode(bytes)).into_bytes(),
+            Encoding::Binary => bytes.clone(),
+        };
+        std::fs::write(path, data).map_err(|e| format!("{path}: {e}"))?;
+        println!("wrote {path}");
+    }
+    Ok(found.ok)
+}

@@ -90,7 +90,9 @@ fn encapsulation(
 }
 
 /// Raw X25519 of a secret (clamped) and a point, as the combiner's
-/// `x25519_shared_secret` records it.
+/// `x25519_shared_secret` records it. Computed with `x25519-dalek`, an
+/// implementation independent of the library's own (HACL* via libcrux), so
+/// this intermediate is checked by a second opinion.
 pub(crate) fn x25519_raw(secret: &[u8], ciphertext: &kem::Ciphertext) -> Result<[u8; 32], String> {
     let secret: [u8; X25519_LEN] = secret.try_into().map_err(|_| "short X25519 secret")?;
     let point: [u8; X25519_LEN] = ciphertext

@@ -12,7 +12,12 @@
 //! ```
 
 // Bench code indexes and unwraps freely; the library denies all of this.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation
+)]
 
 use std::sync::LazyLock;
 

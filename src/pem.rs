@@ -34,7 +34,7 @@
 //! # Ok::<(), kemsphinx::Error>(())
 //! ```
 
-use base64ct::{Base64, Encoding, LineEnding};
+use base64ct::{Base64, LineEnding};
 use zeroize::Zeroizing;
 
 use crate::error::{Error, Input, PemError};

@@ -100,7 +100,11 @@ fn wrong_labels_are_refused_before_decoding() {
         })
     );
     let body = k.public_key().as_bytes();
-    for other in ["XWING PUBLIC KEY", "MLKEM768-X25519 PUBLICKEY", "PUBLIC KEY"] {
+    for other in [
+        "XWING PUBLIC KEY",
+        "MLKEM768-X25519 PUBLICKEY",
+        "PUBLIC KEY",
+    ] {
         assert_eq!(
             PublicKey::from_pem(&go_pem(other, body)).unwrap_err(),
             Error::Pem(PemError::Label {
@@ -122,7 +126,13 @@ fn wrong_labels_are_refused_before_decoding() {
 #[test]
 fn wrong_lengths_name_the_key_and_both_lengths() {
     let k = key(5);
-    for got in [0, 1, PUBLIC_KEY_LEN - 1, PUBLIC_KEY_LEN + 1, PRIVATE_KEY_LEN] {
+    for got in [
+        0,
+        1,
+        PUBLIC_KEY_LEN - 1,
+        PUBLIC_KEY_LEN + 1,
+        PRIVATE_KEY_LEN,
+    ] {
         let body = vec![9u8; got];
         assert_eq!(
             PublicKey::from_pem(&go_pem(PUBLIC_KEY_LABEL, &body)).unwrap_err(),
@@ -192,7 +202,10 @@ fn malformed_blocks_are_refused() {
     let s = std::str::from_utf8(&text).unwrap();
     let cases: Vec<(&str, Vec<u8>)> = vec![
         ("empty", vec![]),
-        ("no boundaries", Base64::encode_string(&[1u8; 100]).into_bytes()),
+        (
+            "no boundaries",
+            Base64::encode_string(&[1u8; 100]).into_bytes(),
+        ),
         ("no END line", s.replace("-----END", "").into_bytes()),
         (
             "END label differs",

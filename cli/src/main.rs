@@ -17,6 +17,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.split_first() {
         Some((cmd, rest)) if cmd == "verify" => verify(rest),
+        Some((cmd, rest)) if cmd == "keygen" => kemsphinx_cli::keygen::main(rest),
         Some((cmd, _)) if cmd == "-h" || cmd == "--help" || cmd == "help" => {
             println!("{USAGE}");
             ExitCode::SUCCESS

@@ -101,6 +101,27 @@ pub enum KeyError {
     X25519LowOrder,
 }
 
+/// Why PEM text was refused (the `pem` feature; see [`crate::pem`]).
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum PemError {
+    /// Not one PEM block: no `-----BEGIN …-----` line, or the text does not
+    /// end with the matching `-----END …-----` line.
+    #[error("not a single PEM block")]
+    Malformed,
+    /// The text between the boundaries is not base64 wrapped at 64
+    /// characters, as the reference writes it (headers land here too).
+    #[error("PEM body is not base64 in 64-character lines")]
+    Base64,
+    /// A well-formed block with another label: usually a public key where a
+    /// private key was expected (or the reverse), or another scheme's key.
+    #[error("PEM label is not \"{expected}\"")]
+    Label {
+        /// The label this key type is stored under.
+        expected: &'static str,
+    },
+}
+
 /// Everything that can go wrong, in one `#[non_exhaustive]` enum.
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
@@ -133,11 +154,21 @@ pub enum Error {
     /// A key failed validation.
     #[error("invalid key: {0}")]
     Key(KeyError),
+    /// PEM text was refused before its bytes were looked at as a key (a
+    /// wrong length is [`Error::Length`], a bad key [`Error::Key`]).
+    #[error("PEM: {0}")]
+    Pem(PemError),
 }
 
 impl From<CommandError> for Error {
     fn from(e: CommandError) -> Self {
         Self::Command(e)
+    }
+}
+
+impl From<PemError> for Error {
+    fn from(e: PemError) -> Self {
+        Self::Pem(e)
     }
 }
 

@@ -12,10 +12,12 @@ mod header;
 pub mod hop;
 pub mod kem;
 pub mod packet;
+#[cfg(feature = "pem")]
+pub mod pem;
 pub mod surb;
 
 pub use commands::{Command, Commands, NodeId, RecipientId, SurbId};
-pub use error::{CommandError, Error, Input, KeyError};
+pub use error::{CommandError, Error, Input, KeyError, PemError};
 pub use header::{Hop, Path};
 pub use kem::{PrivateKey, PublicKey};
 pub use packet::{

@@ -51,19 +51,18 @@ pub fn read_input(path: &str) -> Result<Vec<u8>, String> {
 
 /// Load a private key from file contents.
 ///
-/// Accepted: the reference's 1,280-byte encoding (X25519 secret ‖ ML-KEM
-/// encapsulation key ‖ d‖z) as binary or hex. The key is validated as
+/// Accepted: PEM with the reference's label (`MLKEM768-X25519 PRIVATE KEY`,
+/// as `kemsphinx keygen` and the reference write it), or the reference's
+/// 1,280-byte encoding (X25519 secret ‖ ML-KEM encapsulation key ‖ d‖z) as
+/// binary or hex. The key is validated as
 /// [`PrivateKey::from_bytes`] does (stored encapsulation key must match
 /// its seed).
 ///
 /// # Errors
 /// Why the contents are not a usable key.
 pub fn decode_private_key(contents: &[u8]) -> Result<PrivateKey, String> {
-    if contents.starts_with(b"-----BEGIN") {
-        // The plug-in point for PEM keys.
-        return Err("PEM private keys are not supported by this build yet; \
-                    give the raw 1,280-byte key (binary or hex)"
-            .into());
+    if contents.trim_ascii_start().starts_with(b"-----BEGIN") {
+        return PrivateKey::from_pem(contents).map_err(|e| format!("PEM private key refused: {e}"));
     }
     let (bytes, encoding) = hex_or_binary(contents);
     if bytes.len() != PRIVATE_KEY_LEN {

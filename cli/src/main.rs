@@ -1,9 +1,11 @@
-//! `kemsphinx`: run KEMSphinx conformance vectors.
+//! `kemsphinx`: conformance vectors, packet inspection and key generation
+//! for KEMSphinx (MLKEM768-X25519).
 //!
 //! ```text
 //! kemsphinx verify [--json] PATH...
 //! kemsphinx generate [--seed HEX32] DIR
 //! kemsphinx inspect FILE [--key KEYFILE] [--out FILE]
+//! kemsphinx keygen --out DIR [--name NAME]
 //! ```
 
 use std::path::Path;
@@ -13,11 +15,13 @@ use kemsphinx_cli::conformance::Report;
 
 const USAGE: &str = "usage: kemsphinx verify [--json] PATH...\n\
        kemsphinx generate [--seed HEX32] DIR\n\
-       kemsphinx inspect FILE [--key KEYFILE] [--out FILE]\n\n\
+       kemsphinx inspect FILE [--key KEYFILE] [--out FILE]\n\
+       kemsphinx keygen --out DIR [--name NAME]\n\n\
   verify   run vector files or folders (kemsphinx-vectors/1, or the Go AEZ's\n\
            vector lists) and end with `N passed, M failed`\n\
   generate write the own conformance corpus, deterministically from a seed\n\
-  inspect  show a packet's or SURB's layout; with --key, unwrap it";
+  inspect  show a packet's or SURB's layout; with --key, unwrap it\n\
+  keygen   write a key pair as PEM (private key file mode 0600)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -25,6 +29,7 @@ fn main() -> ExitCode {
         Some((cmd, rest)) if cmd == "verify" => verify(rest),
         Some((cmd, rest)) if cmd == "generate" => kemsphinx_cli::generate::main(rest),
         Some((cmd, rest)) if cmd == "inspect" => kemsphinx_cli::inspect::main(rest),
+        Some((cmd, rest)) if cmd == "keygen" => kemsphinx_cli::keygen::main(rest),
         Some((cmd, _)) if cmd == "-h" || cmd == "--help" || cmd == "help" => {
             println!("{USAGE}");
             ExitCode::SUCCESS

@@ -209,6 +209,26 @@ fn inspect_with_a_raw_key_unwraps_and_writes_what_the_hop_outputs() {
     let written = std::fs::read_to_string(&next).unwrap();
     assert_eq!(written.trim(), case["packets"][1].as_str().unwrap());
 
+    // The same key as PEM, as `kemsphinx keygen` and the reference write it.
+    let raw = hex::decode(case["nodes"][0]["private_key"].as_str().unwrap()).unwrap();
+    let pem = kemsphinx::PrivateKey::try_from(&raw[..])
+        .unwrap()
+        .to_pem()
+        .unwrap();
+    let pem_file = dir.join("k0.pem");
+    std::fs::write(&pem_file, &pem[..]).unwrap();
+    let out = kemsphinx(&[
+        "inspect",
+        packet.to_str().unwrap(),
+        "--key",
+        pem_file.to_str().unwrap(),
+    ]);
+    assert!(
+        stdout(&out).contains("result         ok_forward"),
+        "{}",
+        stdout(&out)
+    );
+
     let last = write_hex(&dir, "p3.hex", &case["packets"][3]);
     let key3 = write_hex(&dir, "k3.hex", &case["nodes"][3]["private_key"]);
     let out = kemsphinx(&[

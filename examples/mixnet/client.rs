@@ -1,0 +1,194 @@
+//! The client: requests with SURBs out, verified replies back; and, when
+//! asked, the datagrams an attacker would send to the first node.
+
+use std::collections::HashMap;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+use getrandom::SysRng;
+use kemsphinx::geometry::{ENCRYPTED_REPLY_LEN, HOPS, PACKET_LEN, PAYLOAD_LEN, SURB_ID_LEN};
+use kemsphinx::{
+    Command, Hop, PublicKey, SurbId, SurbKeys, create_packet, create_surb, encrypted_reply_mut,
+};
+use rand_core::{Rng, UnwrapErr};
+
+use super::stats::ClientStats;
+use super::{Config, Directory, MESSAGE_OFFSET, SURB_FLAG, answer};
+
+type Packet = Box<[u8; PACKET_LEN]>;
+
+/// A request waiting for its reply.
+struct Pending {
+    keys: SurbKeys,
+    expected: Box<[u8; PAYLOAD_LEN]>,
+    sent: Instant,
+    floor: Duration,
+}
+
+/// Send `cfg.packets` requests, at most `cfg.window` outstanding, until all
+/// are answered or lost, or `cfg.timeout` has passed.
+pub fn run(
+    socket: &UdpSocket,
+    dir: &Directory,
+    publics: &[&PublicKey],
+    cfg: &Config,
+) -> ClientStats {
+    let mut rng = UnwrapErr(SysRng);
+    let deadline = Instant::now() + cfg.timeout;
+    let entry = dir.nodes[0].1;
+    let mut stats = ClientStats::default();
+    let mut pending: HashMap<SurbId, Pending> = HashMap::new();
+    let mut captured: Option<Packet> = None;
+    let mut attacked = !cfg.attacks;
+    let mut buf = vec![0u8; SURB_ID_LEN + ENCRYPTED_REPLY_LEN + 1];
+    socket
+        .set_read_timeout(Some(Duration::from_millis(10)))
+        .expect("nonzero timeout");
+    while Instant::now() < deadline && (stats.sent < cfg.packets || !pending.is_empty()) {
+        // The first request travels alone, so the attacks can follow it.
+        let window = if attacked { cfg.window } else { 1 };
+        while stats.sent < cfg.packets && pending.len() < window {
+            let (id, p, packet) = request(&mut rng, dir, publics, cfg);
+            if !attacked && captured.is_none() {
+                send_forged_copy(socket, entry, &packet, &mut stats);
+                captured = Some(packet.clone());
+            }
+            let _ = socket.send_to(&packet[..], entry);
+            pending.insert(id, p);
+            stats.sent += 1;
+        }
+        if let Ok((n, _)) = socket.recv_from(&mut buf) {
+            on_reply(&mut buf[..n], &mut pending, &mut stats);
+        }
+        if let (false, Some(first), 1..) = (attacked, &captured, stats.replies_ok) {
+            inject(socket, entry, first, &mut rng, &mut stats);
+            attacked = true;
+        }
+        let before = pending.len();
+        pending.retain(|_, p| p.sent.elapsed() < cfg.request_timeout);
+        stats.lost += (before - pending.len()) as u64;
+    }
+    stats.lost += pending.len() as u64;
+    stats
+}
+
+/// One request: a SURB back to the client, framed into the payload with a
+/// random message, in a packet for the service. Delays are random in
+/// `0..=cfg.max_delay_ms` on every hop but the last.
+fn request(
+    rng: &mut UnwrapErr<SysRng>,
+    dir: &Directory,
+    publics: &[&PublicKey],
+    cfg: &Config,
+) -> (SurbId, Pending, Packet) {
+    let mut id = SurbId::default();
+    rng.fill_bytes(&mut id.0);
+    let mut delay = || Command::NodeDelay(rng.next_u32() % (cfg.max_delay_ms + 1));
+    let there: Vec<[Command; 1]> = (0..HOPS - 1).map(|_| [delay()]).collect();
+    let back: Vec<[Command; 1]> = (0..HOPS - 1).map(|_| [delay()]).collect();
+    let floor = there.iter().chain(&back).map(|[c]| match c {
+        Command::NodeDelay(ms) => Duration::from_millis(u64::from(*ms)),
+        _ => Duration::ZERO,
+    });
+    let floor = floor.sum();
+
+    let to_client = [Command::Recipient(dir.client.0), Command::SurbReply(id)];
+    let reply_path = path(dir, publics, [3, 2, 1, 0], &back, &to_client);
+    let (surb, keys) = create_surb(rng, &reply_path).expect("valid reply path");
+
+    let mut payload = Box::new([0u8; PAYLOAD_LEN]);
+    payload[0] = SURB_FLAG;
+    payload[2..MESSAGE_OFFSET].copy_from_slice(surb.as_bytes());
+    rng.fill_bytes(&mut payload[MESSAGE_OFFSET..]);
+    let to_service = [Command::Recipient(dir.service)];
+    let forward_path = path(dir, publics, [0, 1, 2, 3], &there, &to_service);
+    let mut packet = Box::new([0u8; PACKET_LEN]);
+    create_packet(rng, &forward_path, &payload, &mut packet).expect("valid forward path");
+    let expected = answer(&payload[MESSAGE_OFFSET..]);
+    (
+        id,
+        Pending {
+            keys,
+            expected,
+            sent: Instant::now(),
+            floor,
+        },
+        packet,
+    )
+}
+
+/// A path over the nodes in `order`, with `delays` on the first three.
+fn path<'a>(
+    dir: &Directory,
+    publics: &[&'a PublicKey],
+    order: [usize; HOPS],
+    delays: &'a [[Command; 1]],
+    terminal: &'a [Command],
+) -> [Hop<'a>; HOPS] {
+    std::array::from_fn(|i| Hop {
+        id: dir.nodes[order[i]].0,
+        public_key: publics[order[i]],
+        commands: if i + 1 < HOPS { &delays[i] } else { terminal },
+    })
+}
+
+/// A reply datagram, `SURB id ‖ encrypted reply`: decrypt and check it.
+fn on_reply(datagram: &mut [u8], pending: &mut HashMap<SurbId, Pending>, stats: &mut ClientStats) {
+    let Some((id, reply)) = datagram.split_first_chunk_mut::<SURB_ID_LEN>() else {
+        stats.replies_bad += 1;
+        return;
+    };
+    let (Some(p), Ok(reply)) = (pending.remove(&SurbId(*id)), encrypted_reply_mut(reply)) else {
+        stats.replies_bad += 1;
+        return;
+    };
+    match p.keys.decrypt_reply(reply) {
+        Ok(plain) if plain[..] == p.expected[..] => {
+            let rtt = p.sent.elapsed();
+            stats.replies_ok += 1;
+            stats.too_fast += u64::from(rtt < p.floor);
+            stats.round_trip.push(rtt);
+            stats.delay_floor.push(p.floor);
+        }
+        _ => stats.replies_bad += 1,
+    }
+}
+
+/// Before the first real packet: a copy with a corrupted MAC. It keeps the
+/// real packet's KEM ciphertext, hence its replay tag; the node must drop
+/// it as malformed without remembering the tag, or the real one would then
+/// be dropped as a "replay".
+fn send_forged_copy(socket: &UdpSocket, to: SocketAddr, packet: &Packet, stats: &mut ClientStats) {
+    let mut forged = packet.clone();
+    forged[kemsphinx::geometry::HEADER_LEN - 1] ^= 1;
+    let _ = socket.send_to(&forged[..], to);
+    stats.injected.1 += 1;
+}
+
+/// After the first reply: the first packet again (a replay), and four
+/// malformed datagrams (short, long, wrong version, random bytes).
+fn inject(
+    socket: &UdpSocket,
+    to: SocketAddr,
+    first: &Packet,
+    rng: &mut UnwrapErr<SysRng>,
+    stats: &mut ClientStats,
+) {
+    let _ = socket.send_to(&first[..], to);
+    stats.injected.0 += 1;
+    let mut random = vec![0u8; PACKET_LEN];
+    rng.fill_bytes(&mut random);
+    random[..2].fill(0);
+    let mut bad_version = vec![0u8; PACKET_LEN];
+    rng.fill_bytes(&mut bad_version);
+    bad_version[..2].copy_from_slice(&[0, 1]);
+    for datagram in [
+        vec![0u8; 100],
+        vec![0u8; PACKET_LEN + 1],
+        bad_version,
+        random,
+    ] {
+        let _ = socket.send_to(&datagram, to);
+        stats.injected.1 += 1;
+    }
+}

@@ -1,0 +1,138 @@
+//! The only places raw pointers from C become Rust values.
+//!
+//! Each helper checks for NULL and for the exact length, then relies on the
+//! one thing it cannot check, stated in its `# Safety` section: a non-NULL
+//! pointer is valid for the stated length. Inputs are copied into Rust-owned
+//! memory; outputs are validated up front and written last, by a plain
+//! copy, so overlapping inputs and outputs are harmless.
+
+use core::ptr;
+
+use crate::Status;
+
+/// Copy exactly `N` bytes from C into `dst`.
+///
+/// # Safety
+/// `src` is NULL or valid for reads of `len` bytes.
+pub(crate) unsafe fn read_into<const N: usize>(
+    src: *const u8,
+    len: usize,
+    dst: &mut [u8; N],
+) -> Result<(), Status> {
+    if src.is_null() {
+        return Err(Status::Null);
+    }
+    if len != N {
+        return Err(Status::Length);
+    }
+    // SAFETY: `src` is non-NULL and, by the caller's contract, valid for
+    // `len == N` reads; `dst` is N bytes of Rust memory, which C cannot
+    // legitimately point into, so the two do not overlap; `u8` has no
+    // alignment requirement.
+    unsafe { ptr::copy_nonoverlapping(src, dst.as_mut_ptr(), N) };
+    Ok(())
+}
+
+/// Copy exactly `N` bytes from C onto the heap (packet-sized values).
+///
+/// # Safety
+/// As [`read_into`].
+pub(crate) unsafe fn read_boxed<const N: usize>(
+    src: *const u8,
+    len: usize,
+) -> Result<Box<[u8; N]>, Status> {
+    let mut out = Box::new([0u8; N]);
+    // SAFETY: forwarded contract.
+    unsafe { read_into(src, len, &mut out) }?;
+    Ok(out)
+}
+
+/// Borrow a variable-length input (PEM text) for the duration of a call.
+///
+/// # Safety
+/// `src` is NULL or valid for reads of `len` bytes, not written during
+/// `'a`.
+pub(crate) unsafe fn slice<'a>(src: *const u8, len: usize) -> Result<&'a [u8], Status> {
+    if src.is_null() {
+        return Err(Status::Null);
+    }
+    // SAFETY: non-NULL and, by the caller's contract, valid and unaliased
+    // by writes for `len` bytes; `u8` needs no alignment. A length over
+    // `isize::MAX` cannot describe a valid C object.
+    Ok(unsafe { core::slice::from_raw_parts(src, len) })
+}
+
+/// An output buffer of exactly `N` bytes, checked but not yet written.
+pub(crate) struct Out<const N: usize>(*mut u8);
+
+impl<const N: usize> Out<N> {
+    /// Check an output buffer before any work is done.
+    ///
+    /// # Safety
+    /// `dst` is NULL or valid for writes of `len` bytes until the returned
+    /// value is written or dropped.
+    pub(crate) unsafe fn new(dst: *mut u8, len: usize) -> Result<Self, Status> {
+        if dst.is_null() {
+            return Err(Status::Null);
+        }
+        if len != N {
+            return Err(Status::Length);
+        }
+        Ok(Self(dst))
+    }
+
+    /// Write the result: the function's last step.
+    pub(crate) fn write(self, bytes: &[u8; N]) {
+        // SAFETY: `new` checked non-NULL and length N, and its caller
+        // promised validity for N writes; `bytes` is Rust memory, so the
+        // ranges do not overlap.
+        unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), self.0, N) };
+    }
+}
+
+/// Check an out-pointer to a value before any work is done.
+pub(crate) struct OutValue<T>(*mut T);
+
+impl<T> OutValue<T> {
+    /// # Safety
+    /// `dst` is NULL or valid and aligned for a write of `T`.
+    pub(crate) unsafe fn new(dst: *mut T) -> Result<Self, Status> {
+        if dst.is_null() {
+            return Err(Status::Null);
+        }
+        Ok(Self(dst))
+    }
+
+    /// Write the value (without reading or dropping the old one).
+    pub(crate) fn write(self, value: T) {
+        // SAFETY: non-NULL, and valid and aligned by `new`'s contract.
+        unsafe { self.0.write(value) };
+    }
+}
+
+/// Borrow a handle.
+///
+/// # Safety
+/// `handle` is NULL or a live handle of type `T` made by this library.
+pub(crate) unsafe fn handle<'a, T>(handle: *const T) -> Result<&'a T, Status> {
+    // SAFETY: a live handle is a valid `Box<T>` allocation that nobody
+    // mutates (handles are immutable); NULL gives `None`.
+    unsafe { handle.as_ref() }.ok_or(Status::Null)
+}
+
+/// Hand a value to C as a handle, through `out`.
+pub(crate) fn give<T>(out: OutValue<*mut T>, value: T) {
+    out.write(Box::into_raw(Box::new(value)));
+}
+
+/// Release a handle made by [`give`]; NULL is a no-op.
+///
+/// # Safety
+/// `handle` is NULL or a live handle of type `T`, not used afterwards.
+pub(crate) unsafe fn free<T>(handle: *mut T) {
+    if !handle.is_null() {
+        // SAFETY: a live handle came from `Box::into_raw` in `give` and is
+        // released exactly once, by the caller's contract.
+        drop(unsafe { Box::from_raw(handle) });
+    }
+}

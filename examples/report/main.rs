@@ -176,9 +176,19 @@ fn main() {
         |p| unwrap(&net.keys[0], p).is_ok(),
     );
     let secs = Duration::from_secs(if quick { 1 } else { 3 });
-    let threads = [1, 2]
-        .map(|t| (t, probes::throughput(&net, t, secs)))
-        .to_vec();
+    // Best of two alternating runs per thread count: the VM's other tenants
+    // only ever slow a run down.
+    let runs: Vec<(usize, f64)> = [1, 2, 1, 2]
+        .iter()
+        .map(|&t| (t, probes::throughput(&net, t, secs)))
+        .collect();
+    let best = |t: usize| {
+        runs.iter()
+            .filter(|r| r.0 == t)
+            .map(|r| r.1)
+            .fold(0.0, f64::max)
+    };
+    let threads = vec![(1, best(1)), (2, best(2))];
     let results = Results {
         env: env::Environment::read(),
         vectors_passed,

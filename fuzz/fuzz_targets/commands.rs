@@ -1,0 +1,71 @@
+//! The routing-command parser and serialiser.
+//!
+//! - One command from a slice of any length: its encoding is exactly the
+//!   bytes it was parsed from, and the rest is what follows.
+//! - A whole 82-byte area (the input, zero-padded): when it parses,
+//!   serialising the commands and zero-padding gives the area back, and
+//!   parsing that gives the same commands.
+//! - Commands read off the input, serialised back to back: when they fit,
+//!   parsing gives them back, or `Duplicate` if a kind repeats.
+
+#![no_main]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+
+use kemsphinx::geometry::COMMANDS_LEN;
+use kemsphinx::{Command, CommandError, Commands};
+use kemsphinx_fuzz::input::{commands, serialise};
+use kemsphinx_fuzz::padded;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    one_command(data);
+    whole_area(data);
+    serialised(data);
+});
+
+fn one_command(data: &[u8]) {
+    match Command::parse(data) {
+        Ok(Some((cmd, rest))) => {
+            let (enc, len) = cmd.encode();
+            assert_eq!(len, cmd.encoded_len());
+            assert_eq!(&enc[..len], &data[..len]);
+            assert_eq!(rest, &data[len..]);
+        }
+        Ok(None) => assert_eq!(data[0], 0),
+        Err(CommandError::UnknownId(id)) => {
+            assert_eq!(id, data[0]);
+            assert!(![0x00, 0x01, 0x02, 0x03, 0x80].contains(&id));
+        }
+        Err(CommandError::Truncated) => assert!(data.len() < 65),
+        Err(e) => panic!("single command: {e:?}"),
+    }
+}
+
+fn whole_area(data: &[u8]) {
+    let area = padded::<COMMANDS_LEN>(data);
+    let Ok(parsed) = Commands::parse(&area) else {
+        return;
+    };
+    let list: Vec<Command> = parsed.iter().copied().collect();
+    assert_eq!(parsed.len(), list.len());
+    let again = padded::<COMMANDS_LEN>(&serialise(&list));
+    assert_eq!(again, area, "serialise(parse(area)) != area");
+    assert_eq!(Commands::parse(&again), Ok(parsed));
+}
+
+fn serialised(data: &[u8]) {
+    let list = commands(data);
+    let bytes = serialise(&list);
+    if bytes.len() > COMMANDS_LEN {
+        return;
+    }
+    let parsed = Commands::parse(&padded(&bytes));
+    let mut kinds: Vec<u8> = list.iter().map(|c| c.encode().0[0]).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    if kinds.len() < list.len() {
+        assert_eq!(parsed, Err(CommandError::Duplicate));
+    } else {
+        assert_eq!(parsed.unwrap().iter().copied().collect::<Vec<_>>(), list);
+    }
+}

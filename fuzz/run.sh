@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Run every fuzz target (or the ones named) for SECONDS each, with
+# AddressSanitizer (cargo fuzz's default, on nightly), and print per target
+# the executions, the coverage of libFuzzer's last status line (cov: edges,
+# ft: features) and the crashes. Exits non-zero if any target crashed.
+#
+#   fuzz/run.sh SECONDS [TARGET...]
+#
+# The committed seeds (fuzz/corpus/<target>) are read, never written: new
+# inputs go to fuzz/work/corpus/<target>, which later runs start from.
+# Crashing inputs land in fuzz/artifacts/<target>/; logs in fuzz/work/.
+set -euo pipefail
+seconds=${1:?usage: fuzz/run.sh SECONDS [TARGET...]}
+shift
+cd "$(dirname "$0")"
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+    targets=(unwrap_raw unwrap_mutated commands surb_reply keys aez_roundtrip)
+fi
+# Longest input per target: a packet and a bit (16,150), a SURB with keys
+# and a payload, a key, an AEZ key, nonce and message of up to 16,150.
+declare -A max_len=(
+    [unwrap_raw]=16200 [unwrap_mutated]=2048 [commands]=256
+    [surb_reply]=20000 [keys]=1400 [aez_roundtrip]=16300
+)
+
+cargo +nightly fuzz build
+mkdir -p work
+printf '%-15s %8s %12s %7s %8s %8s  %s\n' target seconds executions cov ft crashes result
+failed=0
+for t in "${targets[@]}"; do
+    mkdir -p "work/corpus/$t" "artifacts/$t"
+    log="work/$t.log"
+    stamp="work/$t.start"
+    touch "$stamp"
+    result=ok
+    cargo +nightly fuzz run "$t" "work/corpus/$t" "corpus/$t" -- \
+        -max_total_time="$seconds" -max_len="${max_len[$t]}" -timeout=60 \
+        -print_final_stats=1 >"$log" 2>&1 || result=FAILED
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    status=$(grep -E '^#[0-9]+.* cov: ' "$log" | tail -n 1 || true)
+    cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$status")
+    ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$status")
+    crashes=$(find "artifacts/$t" -type f -newer "$stamp" | wc -l)
+    if [ "$crashes" -ne 0 ]; then result=FAILED; fi
+    if [ "$result" != ok ]; then
+        failed=1
+        tail -n 40 "$log" >&2
+    fi
+    printf '%-15s %8s %12s %7s %8s %8s  %s\n' "$t" "$seconds" "${execs:-?}" \
+        "${cov:-?}" "${ft:-?}" "$crashes" "$result"
+done
+exit "$failed"

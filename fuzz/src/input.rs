@@ -1,0 +1,197 @@
+//! Input formats of the structured targets.
+//!
+//! Each format is decoded from any byte string (missing bytes read as zero,
+//! so every input means something) and has an encoder, which the seed
+//! builder uses to turn the conformance vectors into seeds.
+
+use kemsphinx::Command;
+use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN, SPRP_KEY_BLOCK_LEN, SURB_LEN};
+
+/// Reads fields off the front of an input; past the end it yields zeros.
+pub struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    /// Read from `data`.
+    pub fn new(data: &'a [u8]) -> Self {
+        Self(data)
+    }
+
+    /// Up to `n` bytes (fewer at the end of the input).
+    pub fn take(&mut self, n: usize) -> &'a [u8] {
+        let (head, tail) = self.0.split_at(n.min(self.0.len()));
+        self.0 = tail;
+        head
+    }
+
+    /// `N` bytes, zero-padded.
+    pub fn array<const N: usize>(&mut self) -> [u8; N] {
+        *crate::padded::<N>(self.take(N))
+    }
+
+    /// One byte.
+    pub fn byte(&mut self) -> u8 {
+        self.array::<1>()[0]
+    }
+
+    /// A big-endian `u16`.
+    pub fn u16(&mut self) -> u16 {
+        u16::from_be_bytes(self.array())
+    }
+
+    /// Everything left.
+    pub fn rest(self) -> &'a [u8] {
+        self.0
+    }
+}
+
+/// The commands serialised at the front of `bytes`, in order, up to the
+/// first null byte or unparsable command.
+pub fn commands(bytes: &[u8]) -> Vec<Command> {
+    let mut out = Vec::new();
+    let mut rest = bytes;
+    while let Ok(Some((cmd, tail))) = Command::parse(rest) {
+        out.push(cmd);
+        rest = tail;
+    }
+    out
+}
+
+/// Serialise commands back to back.
+pub fn serialise(commands: &[Command]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for cmd in commands {
+        let (enc, len) = cmd.encode();
+        out.extend_from_slice(&enc[..len]);
+    }
+    out
+}
+
+/// One XOR applied to a packet byte (`offset` is taken modulo the packet
+/// length; a zero `xor` leaves the byte as it was).
+#[derive(Clone, Copy, Debug)]
+pub struct Mutation {
+    /// Which byte.
+    pub offset: u16,
+    /// What to XOR into it.
+    pub xor: u8,
+}
+
+impl Mutation {
+    /// The byte this mutation changes.
+    pub fn index(&self) -> usize {
+        usize::from(self.offset) % PACKET_LEN
+    }
+}
+
+/// Most mutations one input applies.
+const MAX_MUTATIONS: usize = 8;
+
+/// `unwrap_mutated`: a valid packet (forward, or a reply on a SURB) built
+/// from the fuzzer's choices, then mutated before hop `start_hop`.
+///
+/// Layout: flags (bit 0: SURB, bits 1–2: start hop) ‖ RNG seed 32 ‖ per hop
+/// a length byte and that many bytes of serialised commands ‖ mutation
+/// count ‖ per mutation offset u16 and XOR byte ‖ payload prefix.
+#[derive(Clone, Debug, Default)]
+pub struct Mutated {
+    /// Reply on a SURB instead of a forward packet.
+    pub surb: bool,
+    /// The hop whose incoming packet is mutated (0..4).
+    pub start_hop: usize,
+    /// Seed of the creation RNG.
+    pub seed: [u8; 32],
+    /// Each hop's caller commands, serialised.
+    pub commands: [Vec<u8>; HOPS],
+    /// Mutations of the packet as `start_hop` receives it.
+    pub mutations: Vec<Mutation>,
+    /// The payload's first bytes (the rest is zero).
+    pub payload: Vec<u8>,
+}
+
+impl Mutated {
+    /// Decode any byte string.
+    pub fn decode(data: &[u8]) -> Self {
+        let mut r = Reader::new(data);
+        let flags = r.byte();
+        let seed = r.array();
+        let commands = std::array::from_fn(|_| {
+            let n = usize::from(r.byte());
+            r.take(n).to_vec()
+        });
+        let count = usize::from(r.byte()) % (MAX_MUTATIONS + 1);
+        let mutations = (0..count)
+            .map(|_| Mutation {
+                offset: r.u16(),
+                xor: r.byte(),
+            })
+            .collect();
+        let payload = r.rest();
+        Self {
+            surb: flags & 1 == 1,
+            start_hop: usize::from(flags >> 1) % HOPS,
+            seed,
+            commands,
+            mutations,
+            payload: payload[..payload.len().min(PAYLOAD_LEN)].to_vec(),
+        }
+    }
+
+    /// The encoding [`Mutated::decode`] reads back.
+    pub fn encode(&self) -> Vec<u8> {
+        let hop = u8::try_from(self.start_hop % HOPS).unwrap();
+        let mut out = vec![u8::from(self.surb) | (hop << 1)];
+        out.extend_from_slice(&self.seed);
+        for cmds in &self.commands {
+            out.push(u8::try_from(cmds.len()).unwrap());
+            out.extend_from_slice(cmds);
+        }
+        out.push(u8::try_from(self.mutations.len().min(MAX_MUTATIONS)).unwrap());
+        for m in self.mutations.iter().take(MAX_MUTATIONS) {
+            out.extend_from_slice(&m.offset.to_be_bytes());
+            out.push(m.xor);
+        }
+        out.extend_from_slice(&self.payload);
+        out
+    }
+}
+
+/// Bytes of the hops' four SPRP key blocks in a [`Reply`] input.
+pub const HOP_KEYS_LEN: usize = HOPS * SPRP_KEY_BLOCK_LEN;
+
+/// `surb_reply`: a SURB, four hops' payload keys, a bit of the SURB keys
+/// to corrupt, and bytes used both as the reply payload and as an
+/// arbitrary encrypted reply.
+///
+/// Layout: corrupt bit u16 ‖ SURB 6,058 ‖ hop key blocks 256 ‖ rest.
+pub struct Reply {
+    /// Which bit of the 320 SURB key bytes to flip (modulo 2,560).
+    pub corrupt_bit: u16,
+    /// The SURB's bytes.
+    pub surb: [u8; SURB_LEN],
+    /// The hops' key blocks in the order the hops apply them.
+    pub hop_keys: [u8; HOP_KEYS_LEN],
+    /// The rest of the input.
+    pub rest: Vec<u8>,
+}
+
+impl Reply {
+    /// Decode any byte string.
+    pub fn decode(data: &[u8]) -> Self {
+        let mut r = Reader::new(data);
+        Self {
+            corrupt_bit: r.u16(),
+            surb: r.array(),
+            hop_keys: r.array(),
+            rest: r.rest().to_vec(),
+        }
+    }
+
+    /// The encoding [`Reply::decode`] reads back.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = self.corrupt_bit.to_be_bytes().to_vec();
+        out.extend_from_slice(&self.surb);
+        out.extend_from_slice(&self.hop_keys);
+        out.extend_from_slice(&self.rest);
+        out
+    }
+}

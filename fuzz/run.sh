@@ -22,7 +22,7 @@ fi
 # and a payload, a key, an AEZ key, nonce and message of up to 16,150.
 declare -A max_len=(
     [unwrap_raw]=16200 [unwrap_mutated]=2048 [commands]=256
-    [surb_reply]=20000 [keys]=1400 [aez_roundtrip]=16300
+    [surb_reply]=20000 [keys]=2048 [aez_roundtrip]=16300
 )
 
 cargo +nightly fuzz build

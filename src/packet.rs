@@ -177,8 +177,10 @@ fn encrypt_payload(
 }
 
 /// What a hop must do with a packet it unwrapped.
+///
+/// Deliberately exhaustive: the format is fixed, and a mix should be made
+/// by the compiler to handle every action.
 #[derive(Debug)]
-#[non_exhaustive]
 pub enum Action<'a> {
     /// Send the buffer, now the outgoing packet, to `next_hop` after
     /// `delay` milliseconds (if the hop was given a delay).

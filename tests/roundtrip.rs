@@ -13,16 +13,22 @@ mod common;
 
 use common::{commands, deliver_to, nodes, path, payload, reply_to, rng};
 use kemsphinx::geometry::{PACKET_LEN, SURB_LEN};
-use kemsphinx::{Action, Command, ReplayTag, Surb, create_packet, create_surb, replay_tag, unwrap};
+use kemsphinx::{
+    Action, Command, RecipientId, ReplayTag, Surb, SurbId, create_packet, create_surb, replay_tag,
+    unwrap,
+};
 use rand_core::Rng;
 
+/// What the terminal hop handed over.
+#[derive(Debug)]
+enum Terminal {
+    Deliver(RecipientId, Vec<u8>),
+    Reply(RecipientId, SurbId, Vec<u8>),
+}
+
 /// Unwrap a packet through all four nodes, checking each forward hop, and
-/// return the terminal action's kind and bytes.
-fn walk(
-    nodes: &[common::Node],
-    packet: &mut [u8; PACKET_LEN],
-    delays: [u32; 3],
-) -> (Action<'static>, Vec<u8>) {
+/// return what the terminal hop hands over.
+fn walk(nodes: &[common::Node], packet: &mut [u8; PACKET_LEN], delays: [u32; 3]) -> Terminal {
     let mut tags: Vec<ReplayTag> = Vec::new();
     for (i, node) in nodes.iter().enumerate() {
         let tag = replay_tag(packet);
@@ -30,36 +36,25 @@ fn walk(
         tags.push(tag);
         let out = unwrap(&node.key, packet).unwrap_or_else(|e| panic!("hop {i}: {e}"));
         assert_eq!(out.replay_tag, tag);
-        match out.action {
+        let terminal = match out.action {
             Action::Forward { next_hop, delay } => {
                 assert!(i < 3, "terminal hop forwarded");
                 assert_eq!(next_hop, nodes[i + 1].id);
                 assert_eq!(delay, Some(delays[i]));
                 assert_eq!(out.commands.len(), 2);
+                continue;
             }
             Action::Deliver { recipient, payload } => {
-                assert_eq!(i, 3);
-                let r = Action::Deliver {
-                    recipient,
-                    payload: &[0; 10_156],
-                };
-                return (r, payload.to_vec());
+                Terminal::Deliver(recipient, payload.to_vec())
             }
             Action::SurbReply {
                 recipient,
                 surb_id,
                 encrypted_reply,
-            } => {
-                assert_eq!(i, 3);
-                let r = Action::SurbReply {
-                    recipient,
-                    surb_id,
-                    encrypted_reply: &[0; 10_188],
-                };
-                return (r, encrypted_reply.to_vec());
-            }
-            other => panic!("unexpected {other:?}"),
-        }
+            } => Terminal::Reply(recipient, surb_id, encrypted_reply.to_vec()),
+        };
+        assert_eq!(i, 3, "hop {i} ended the path");
+        return terminal;
     }
     panic!("no terminal action");
 }
@@ -76,9 +71,13 @@ fn forward_packets_deliver_their_payload() {
         let payload = payload(&mut rng);
         let mut packet = Box::new([0u8; PACKET_LEN]);
         create_packet(&mut rng, &path(&nodes, &cmds), &payload, &mut packet).unwrap();
-        let (action, delivered) = walk(&nodes, &mut packet, delays);
-        assert!(matches!(action, Action::Deliver { recipient: r, .. } if r.0 == recipient));
-        assert_eq!(&delivered[..], &payload[..]);
+        match walk(&nodes, &mut packet, delays) {
+            Terminal::Deliver(r, delivered) => {
+                assert_eq!(r.0, recipient);
+                assert_eq!(&delivered[..], &payload[..]);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }
 
@@ -100,11 +99,10 @@ fn surb_replies_decrypt_at_the_creator() {
         let reply = payload(&mut rng);
         let mut packet = Box::new([0u8; PACKET_LEN]);
         assert_eq!(surb.reply(&reply, &mut packet), nodes[0].id);
-        let (action, encrypted) = walk(&nodes, &mut packet, delays);
-        assert!(
-            matches!(action, Action::SurbReply { recipient: r, surb_id: s, .. }
-            if r.0 == recipient && s.0 == surb_id)
-        );
+        let Terminal::Reply(r, s, encrypted) = walk(&nodes, &mut packet, delays) else {
+            panic!("the SURB's terminal hop did not hand over a reply");
+        };
+        assert_eq!((r.0, s.0), (recipient, surb_id));
         let mut encrypted: [u8; 10_188] = encrypted.try_into().unwrap();
         assert_eq!(&keys.decrypt_reply(&mut encrypted).unwrap()[..], &reply[..]);
     }

@@ -266,7 +266,6 @@ fn unwrap_report(
             );
             Some(encrypted_reply.to_vec())
         }
-        _ => None,
     };
     if let Some(out) = output {
         return (Some(out), true);

@@ -158,7 +158,6 @@ impl Node<'_> {
                 }
                 None
             }
-            _ => None,
         }
     }
 

@@ -162,7 +162,6 @@ fn unwrap_in_place(
             let offset = encrypted_reply.as_ptr().addr() - start;
             (r.payload_offset, r.payload_len) = (offset, encrypted_reply.len());
         }
-        _ => return Err(Status::Internal),
     }
     Ok(r)
 }

@@ -19,7 +19,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use chacha20::ChaCha20Rng;
-use kemsphinx::geometry::{PACKET_LEN, SPRP_KEY_BLOCK_LEN};
+use kemsphinx::geometry::{PACKET_LEN, PRIVATE_KEY_LEN, SPRP_KEY_BLOCK_LEN};
 use kemsphinx::{Action, Command, Hop, RecipientId, SurbId, create_packet, create_surb, unwrap};
 use kemsphinx_fuzz::input::{HOP_KEYS_LEN, Mutated, Mutation, Reply, commands, serialise};
 use kemsphinx_fuzz::{nodes, padded, raw_key};
@@ -238,6 +238,18 @@ fn keys(dir: &Path, kem: &[Value], negative: &[Value]) {
         write(dir, &format!("{id}-seed"), &hex(&case["seed"]));
         write(dir, &format!("{id}-public"), &hex(&case["public_key"]));
         write(dir, &format!("{id}-private"), &hex(&case["private_key"]));
+        let private: [u8; PRIVATE_KEY_LEN] = hex(&case["private_key"]).try_into().unwrap();
+        let key = kemsphinx::PrivateKey::from_bytes(&private).unwrap();
+        write(
+            dir,
+            &format!("{id}-public-pem"),
+            &key.public_key().to_pem().unwrap(),
+        );
+        write(
+            dir,
+            &format!("{id}-private-pem"),
+            &key.to_pem().unwrap()[..],
+        );
     }
     for case in negative
         .iter()

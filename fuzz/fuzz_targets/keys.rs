@@ -1,4 +1,4 @@
-//! Public and private key decoding (raw encodings; the crate has no PEM).
+//! Public and private key decoding, raw and PEM.
 //!
 //! - The slice boundary of both key types.
 //! - A public key (the input, padded) loads iff its X25519 half has large
@@ -8,7 +8,10 @@
 //!   `d‖z` derives (recomputed with the `ml-kem` crate); a loaded key
 //!   re-encodes to the same bytes and has the right public key.
 //! - A key pair derived from the input as a seed round-trips through both
-//!   encodings and decapsulates what its public key encapsulates.
+//!   encodings (raw and PEM) and decapsulates what its public key
+//!   encapsulates.
+//! - Any text that loads as a PEM key re-encodes to PEM that loads as the
+//!   same key; the recomputed checks above hold for it too.
 
 #![no_main]
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
@@ -41,7 +44,23 @@ fuzz_target!(|data: &[u8]| {
     public_key(&padded(data));
     private_key(&padded(data));
     derived(&padded(data), data);
+    pem(data);
 });
+
+/// PEM decoding of arbitrary text: whatever loads re-encodes to PEM that
+/// loads as the same key, and passes the raw checks.
+fn pem(text: &[u8]) {
+    if let Ok(pk) = PublicKey::from_pem(text) {
+        let again = PublicKey::from_pem(&pk.to_pem().unwrap()).unwrap();
+        assert_eq!(again, pk);
+        public_key(pk.as_bytes());
+    }
+    if let Ok(sk) = PrivateKey::from_pem(text) {
+        let again = PrivateKey::from_pem(&sk.to_pem().unwrap()[..]).unwrap();
+        assert!(again.to_bytes()[..] == sk.to_bytes()[..]);
+        private_key(&sk.to_bytes());
+    }
+}
 
 fn public_key(bytes: &[u8; PUBLIC_KEY_LEN]) {
     let (x, ek) = bytes.split_at(X25519_LEN);
@@ -100,7 +119,10 @@ fn derived(seed: &[u8; KEY_SEED_LEN], data: &[u8]) {
     let sk = PrivateKey::from_seed(seed);
     let reloaded = PrivateKey::from_bytes(&sk.to_bytes()).unwrap();
     assert_eq!(reloaded.public_key(), sk.public_key());
+    let from_pem = PrivateKey::from_pem(&sk.to_pem().unwrap()[..]).unwrap();
+    assert!(from_pem.to_bytes()[..] == sk.to_bytes()[..]);
     let pk = PublicKey::from_bytes(sk.public_key().as_bytes()).unwrap();
+    assert_eq!(PublicKey::from_pem(&pk.to_pem().unwrap()).unwrap(), pk);
     let mut rng = ChaCha20Rng::from_seed(*padded(data.get(KEY_SEED_LEN..).unwrap_or_default()));
     let (ct, ss) = pk.encapsulate(&mut rng).unwrap();
     assert_eq!(reloaded.decapsulate(&ct).unwrap().as_bytes(), ss.as_bytes());

@@ -226,6 +226,5 @@ fn owned(commands: Commands, action: Action<'_>) -> Step {
             commands,
             reply: encrypted_reply.to_vec(),
         },
-        other => panic!("unknown action {other:?}"),
     }
 }

@@ -201,7 +201,6 @@ pub(crate) fn unwrap_at(key: &PrivateKey, packet: &mut [u8; PACKET_LEN]) -> Outc
             Action::SurbReply {
                 recipient, surb_id, ..
             } => Outcome::Reply { recipient, surb_id },
-            other => panic!("{other:?}"),
         },
         Err(e) => Outcome::Failed(e),
     };

@@ -34,7 +34,6 @@ pub fn action_class(action: &Action<'_>) -> &'static str {
         Action::Forward { .. } => "ok_forward",
         Action::Deliver { .. } => "ok_deliver",
         Action::SurbReply { .. } => "ok_reply",
-        _ => "ok_other",
     }
 }
 

@@ -3,72 +3,21 @@
 //! Inputs are prepared outside the timed region; buffers are boxed once.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
-#![allow(unused_qualifications)] // `kemsphinx::create_surb` reads better beside the bench of that name
+
+mod support;
 
 use chacha20::ChaCha20Rng;
 use divan::{Bencher, black_box};
-use kemsphinx::geometry::{ENCRYPTED_REPLY_LEN, PACKET_LEN, PAYLOAD_LEN};
-use kemsphinx::{
-    Action, Command, Hop, NodeId, PrivateKey, RecipientId, SurbId, create_packet, unwrap,
-};
+use kemsphinx::geometry::{PACKET_LEN, PAYLOAD_LEN};
+use kemsphinx::{Action, PrivateKey, create_packet, create_surb, unwrap};
 use rand_core::SeedableRng;
+use support::{Buffers, Net};
 
 #[global_allocator]
 static ALLOC: divan::AllocProfiler = divan::AllocProfiler::system();
 
 fn main() {
     divan::main();
-}
-
-/// Four mix nodes and the commands of a forward path and a SURB path.
-struct Net {
-    keys: Vec<PrivateKey>,
-    ids: Vec<NodeId>,
-    delay: [Command; 1],
-    deliver: [Command; 1],
-    reply: [Command; 2],
-}
-
-impl Net {
-    fn new() -> Self {
-        Self {
-            keys: (0..4u8).map(|i| PrivateKey::from_seed(&[i; 96])).collect(),
-            ids: (0..4u8).map(|i| NodeId([i; 32])).collect(),
-            delay: [Command::NodeDelay(100)],
-            deliver: [Command::Recipient(RecipientId([7; 32]))],
-            reply: [
-                Command::Recipient(RecipientId([8; 32])),
-                Command::SurbReply(SurbId([9; 16])),
-            ],
-        }
-    }
-
-    fn path<'a>(&'a self, terminal: &'a [Command]) -> [Hop<'a>; 4] {
-        std::array::from_fn(|i| Hop {
-            id: self.ids[i],
-            public_key: self.keys[i].public_key(),
-            commands: if i < 3 { &self.delay } else { terminal },
-        })
-    }
-
-    /// The forward packet as each hop receives it.
-    fn packets(&self) -> Vec<Box<[u8; PACKET_LEN]>> {
-        let mut rng = ChaCha20Rng::from_seed([1; 32]);
-        let mut p = Box::new([0u8; PACKET_LEN]);
-        create_packet(
-            &mut rng,
-            &self.path(&self.deliver),
-            &[3; PAYLOAD_LEN],
-            &mut p,
-        )
-        .unwrap();
-        let mut out = vec![p.clone()];
-        for key in &self.keys[..3] {
-            unwrap(key, &mut p).unwrap();
-            out.push(p.clone());
-        }
-        out
-    }
 }
 
 #[divan::bench]
@@ -116,7 +65,7 @@ fn kem_decapsulate_from_encoding(b: Bencher) {
 #[divan::bench]
 fn build_forward_packet(b: Bencher) {
     let net = Net::new();
-    let path = net.path(&net.deliver);
+    let path = net.forward_path();
     let mut rng = ChaCha20Rng::from_seed([1; 32]);
     let payload = Box::new([3u8; PAYLOAD_LEN]);
     let mut out = Box::new([0u8; PACKET_LEN]);
@@ -126,16 +75,16 @@ fn build_forward_packet(b: Bencher) {
 #[divan::bench(name = "create_surb")]
 fn create_surb_bench(b: Bencher) {
     let net = Net::new();
-    let path = net.path(&net.reply);
+    let path = net.reply_path();
     let mut rng = ChaCha20Rng::from_seed([1; 32]);
-    b.bench_local(|| kemsphinx::create_surb(&mut rng, &path).unwrap());
+    b.bench_local(|| create_surb(&mut rng, &path).unwrap());
 }
 
 /// Unwrap at hop 0, 1, 2 (forward) and 3 (deliver).
 #[divan::bench(args = [0, 1, 2, 3])]
 fn unwrap_hop(b: Bencher, hop: usize) {
     let net = Net::new();
-    let packet = net.packets().swap_remove(hop);
+    let packet = net.forward_packets().swap_remove(hop);
     let key = &net.keys[hop];
     b.with_inputs(|| packet.clone())
         .bench_local_refs(|p| matches!(unwrap(key, p).unwrap().action, Action::Forward { .. }));
@@ -144,7 +93,7 @@ fn unwrap_hop(b: Bencher, hop: usize) {
 #[divan::bench]
 fn unwrap_all_four_hops(b: Bencher) {
     let net = Net::new();
-    let packet = net.packets().swap_remove(0);
+    let packet = net.forward_packets().swap_remove(0);
     b.with_inputs(|| packet.clone()).bench_local_refs(|p| {
         for key in &net.keys {
             unwrap(key, p).unwrap();
@@ -155,10 +104,8 @@ fn unwrap_all_four_hops(b: Bencher) {
 #[divan::bench]
 fn reply_from_surb(b: Bencher) {
     let net = Net::new();
-    let (surb, _) =
-        kemsphinx::create_surb(&mut ChaCha20Rng::from_seed([1; 32]), &net.path(&net.reply))
-            .unwrap();
     let payload = Box::new([4u8; PAYLOAD_LEN]);
+    let (surb, _, _) = net.surb_reply(&payload);
     let mut out = Box::new([0u8; PACKET_LEN]);
     b.bench_local(|| surb.reply(&payload, &mut out));
 }
@@ -166,20 +113,7 @@ fn reply_from_surb(b: Bencher) {
 #[divan::bench]
 fn decrypt_reply(b: Bencher) {
     let net = Net::new();
-    let (surb, keys) =
-        kemsphinx::create_surb(&mut ChaCha20Rng::from_seed([1; 32]), &net.path(&net.reply))
-            .unwrap();
-    let mut p = Box::new([0u8; PACKET_LEN]);
-    surb.reply(&[4; PAYLOAD_LEN], &mut p);
-    let mut reply = Box::new([0u8; ENCRYPTED_REPLY_LEN]);
-    for key in &net.keys {
-        if let Action::SurbReply {
-            encrypted_reply, ..
-        } = unwrap(key, &mut p).unwrap().action
-        {
-            *reply = *encrypted_reply;
-        }
-    }
+    let (_, keys, reply) = net.surb_reply(&[4; PAYLOAD_LEN]);
     b.with_inputs(|| reply.clone())
         .bench_local_refs(|r| keys.decrypt_reply(r).map(|p| p[0]).unwrap());
 }
@@ -190,27 +124,7 @@ fn decrypt_reply(b: Bencher) {
 #[divan::bench]
 fn full_request_reply(b: Bencher) {
     let net = Net::new();
-    let (fwd, back) = (net.path(&net.deliver), net.path(&net.reply));
     let mut rng = ChaCha20Rng::from_seed([1; 32]);
-    let mut packet = Box::new([0u8; PACKET_LEN]);
-    let mut payload = Box::new([0u8; PAYLOAD_LEN]);
-    let mut reply = Box::new([0u8; ENCRYPTED_REPLY_LEN]);
-    b.bench_local(|| {
-        let (surb, keys) = kemsphinx::create_surb(&mut rng, &back).unwrap();
-        payload[2..2 + surb.as_bytes().len()].copy_from_slice(surb.as_bytes());
-        create_packet(&mut rng, &fwd, &payload, &mut packet).unwrap();
-        for key in &net.keys {
-            unwrap(key, &mut packet).unwrap();
-        }
-        surb.reply(&payload, &mut packet);
-        for key in &net.keys {
-            if let Action::SurbReply {
-                encrypted_reply, ..
-            } = unwrap(key, &mut packet).unwrap().action
-            {
-                *reply = *encrypted_reply;
-            }
-        }
-        keys.decrypt_reply(&mut reply).unwrap()[0]
-    });
+    let mut bufs = Buffers::new();
+    b.bench_local(|| net.request_reply(&mut rng, &mut bufs));
 }

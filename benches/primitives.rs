@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+mod support;
+
 use aes::Aes256;
 use ctr::Ctr128BE;
 use ctr::cipher::{KeyIvInit, StreamCipher};
@@ -28,17 +30,8 @@ fn main() {
 /// AVX2 where available), on its own.
 #[divan::bench]
 fn mlkem768_decapsulate(b: Bencher) {
-    use libcrux_ml_kem::mlkem768::portable::unpacked as portable;
-    #[cfg(target_arch = "x86_64")]
-    if libcrux_platform::simd256_support() {
-        use libcrux_ml_kem::mlkem768::avx2::unpacked as avx2;
-        let kp = avx2::generate_key_pair([7; 64]);
-        let (ct, _) = avx2::encapsulate(kp.public_key(), [9; 32]);
-        return b.bench_local(|| avx2::decapsulate(&kp, black_box(&ct)));
-    }
-    let kp = portable::generate_key_pair([7; 64]);
-    let (ct, _) = portable::encapsulate(kp.public_key(), [9; 32]);
-    b.bench_local(|| portable::decapsulate(&kp, black_box(&ct)));
+    let mut mlkem = support::MlKemAlone::new();
+    b.bench_local(|| mlkem.decapsulate());
 }
 
 /// ML-KEM-768 encapsulation to an expanded public key, on its own.
@@ -71,40 +64,11 @@ fn x25519_base_point(b: Bencher) {
     b.bench_local(|| libcrux_curve25519::secret_to_public(&mut out, black_box(&[5; 32])));
 }
 
-/// The BLAKE2b work of one decapsulation: the adapter's BLAKE2Xb (root and
-/// one output node over 64 bytes) and the split-PRF's two key hashes and two
-/// keyed hashes over the 1,143-byte message.
+/// The BLAKE2b work of one decapsulation (see `support::blake2b_kem_work`).
 #[divan::bench]
 fn blake2b_kem_work(b: Bencher) {
     let msg = [0x5au8; 1_143];
-    b.bench_local(|| {
-        let root = blake2b_simd::Params::new()
-            .hash_length(64)
-            .key(black_box(&[1; 32]))
-            .node_offset(32 << 32)
-            .hash(&[2; 64]);
-        let node = blake2b_simd::Params::new()
-            .hash_length(32)
-            .fanout(0)
-            .max_depth(0)
-            .max_leaf_length(64)
-            .node_offset(32 << 32)
-            .inner_hash_length(64)
-            .hash(root.as_bytes());
-        let kx = blake2b_simd::Params::new()
-            .hash_length(32)
-            .hash(node.as_bytes());
-        let km = blake2b_simd::Params::new().hash_length(32).hash(&[3; 32]);
-        let hx = blake2b_simd::Params::new()
-            .hash_length(32)
-            .key(kx.as_bytes())
-            .hash(&msg);
-        let hm = blake2b_simd::Params::new()
-            .hash_length(32)
-            .key(km.as_bytes())
-            .hash(&msg);
-        (hx, hm)
-    });
+    b.bench_local(|| support::blake2b_kem_work(black_box(&msg)));
 }
 
 /// HKDF-SHA256-Expand to 160 bytes (the per-hop key set).

@@ -19,116 +19,23 @@
 mod env;
 mod harness;
 mod probes;
+#[path = "../../benches/support/mod.rs"]
+mod support;
 mod write;
 
 use std::path::Path;
 use std::time::Duration;
 
 use chacha20::ChaCha20Rng;
-use kemsphinx::geometry::{ENCRYPTED_REPLY_LEN, PACKET_LEN, PAYLOAD_LEN};
-use kemsphinx::{
-    Action, Command, Hop, NodeId, PrivateKey, RecipientId, SurbId, create_packet, unwrap,
-};
+use kemsphinx::geometry::{PACKET_LEN, PAYLOAD_LEN};
+use kemsphinx::{PrivateKey, create_packet, unwrap};
 use rand_core::SeedableRng;
 
 use harness::{Timing, measure};
+use support::{Buffers, Net};
 
 #[global_allocator]
 static ALLOC: harness::Counting = harness::Counting;
-
-/// Four mixes and the commands of a forward path and a SURB path.
-pub(crate) struct Net {
-    pub(crate) keys: Vec<PrivateKey>,
-    ids: Vec<NodeId>,
-    delay: [Command; 1],
-    deliver: [Command; 1],
-    reply: [Command; 2],
-}
-
-impl Net {
-    pub(crate) fn new() -> Self {
-        Self {
-            keys: (0..4u8).map(|i| PrivateKey::from_seed(&[i; 96])).collect(),
-            ids: (0..4u8).map(|i| NodeId([i; 32])).collect(),
-            delay: [Command::NodeDelay(100)],
-            deliver: [Command::Recipient(RecipientId([7; 32]))],
-            reply: [
-                Command::Recipient(RecipientId([8; 32])),
-                Command::SurbReply(SurbId([9; 16])),
-            ],
-        }
-    }
-
-    fn path<'a>(&'a self, terminal: &'a [Command]) -> [Hop<'a>; 4] {
-        std::array::from_fn(|i| Hop {
-            id: self.ids[i],
-            public_key: self.keys[i].public_key(),
-            commands: if i < 3 { &self.delay } else { terminal },
-        })
-    }
-
-    /// The forward packet as each hop receives it.
-    pub(crate) fn forward_packets(&self) -> Vec<Box<[u8; PACKET_LEN]>> {
-        let mut rng = ChaCha20Rng::from_seed([1; 32]);
-        let mut p = Box::new([0u8; PACKET_LEN]);
-        create_packet(
-            &mut rng,
-            &self.path(&self.deliver),
-            &[3; PAYLOAD_LEN],
-            &mut p,
-        )
-        .unwrap();
-        let mut out = vec![p.clone()];
-        for key in &self.keys[..3] {
-            unwrap(key, &mut p).unwrap();
-            out.push(p.clone());
-        }
-        out
-    }
-
-    /// One request carrying a SURB and its reply, all the crypto of both,
-    /// in the caller's buffers.
-    pub(crate) fn request_reply(&self, rng: &mut ChaCha20Rng, bufs: &mut Buffers) -> u8 {
-        let Buffers {
-            packet,
-            payload,
-            reply,
-        } = bufs;
-        let (surb, keys) = kemsphinx::create_surb(rng, &self.path(&self.reply)).unwrap();
-        payload[2..2 + surb.as_bytes().len()].copy_from_slice(surb.as_bytes());
-        create_packet(rng, &self.path(&self.deliver), payload, packet).unwrap();
-        for key in &self.keys {
-            unwrap(key, packet).unwrap();
-        }
-        surb.reply(payload, packet);
-        for key in &self.keys {
-            if let Action::SurbReply {
-                encrypted_reply, ..
-            } = unwrap(key, packet).unwrap().action
-            {
-                **reply = *encrypted_reply;
-            }
-        }
-        keys.decrypt_reply(reply).unwrap()[0]
-    }
-}
-
-/// The buffers a client and its mixes work in.
-pub(crate) struct Buffers {
-    packet: Box<[u8; PACKET_LEN]>,
-    payload: Box<[u8; PAYLOAD_LEN]>,
-    reply: Box<[u8; ENCRYPTED_REPLY_LEN]>,
-}
-
-impl Buffers {
-    pub(crate) fn new() -> Self {
-        Self {
-            packet: Box::new([0; PACKET_LEN]),
-            payload: Box::new([0; PAYLOAD_LEN]),
-            reply: Box::new([0; ENCRYPTED_REPLY_LEN]),
-        }
-    }
-}
 
 /// Everything measured, for the writers.
 pub(crate) struct Results {
@@ -230,24 +137,10 @@ fn operations(net: &Net, samples: usize, target: Duration) -> Vec<Timing> {
     let (ct, _) = key.public_key().encapsulate(&mut rng).unwrap();
     let encoded = key.to_bytes();
     let packets = net.forward_packets();
-    let fwd = net.path(&net.deliver);
-    let back = net.path(&net.reply);
+    let fwd = net.forward_path();
+    let back = net.reply_path();
     let payload = Box::new([5u8; PAYLOAD_LEN]);
-    let (surb, keys) = kemsphinx::create_surb(&mut rng, &back).unwrap();
-    let reply = {
-        let mut p = Box::new([0u8; PACKET_LEN]);
-        surb.reply(&payload, &mut p);
-        let mut r = Box::new([0u8; ENCRYPTED_REPLY_LEN]);
-        for k in &net.keys {
-            if let Action::SurbReply {
-                encrypted_reply, ..
-            } = unwrap(k, &mut p).unwrap().action
-            {
-                *r = *encrypted_reply;
-            }
-        }
-        r
-    };
+    let (surb, keys, reply) = net.surb_reply(&payload);
     let mut out_packet = Box::new([0u8; PACKET_LEN]);
     let mut rng2 = ChaCha20Rng::from_seed([4; 32]);
     let mut rng3 = ChaCha20Rng::from_seed([5; 32]);
@@ -354,7 +247,7 @@ fn primitives(samples: usize, target: Duration) -> Vec<Timing> {
     let mut point = [0u8; 32];
     libcrux_curve25519::secret_to_public(&mut point, &[5; 32]);
     let msg = [0x5au8; 1_143];
-    let mut mlkem = write::MlKem::new();
+    let mut mlkem = support::MlKemAlone::new();
     vec![
         measure(
             "ML-KEM-768 decapsulation",
@@ -375,34 +268,7 @@ fn primitives(samples: usize, target: Duration) -> Vec<Timing> {
             samples,
             target,
             || (),
-            |()| {
-                let root = blake2b_simd::Params::new()
-                    .hash_length(64)
-                    .key(&[1; 32])
-                    .node_offset(32 << 32)
-                    .hash(&[2; 64]);
-                let node = blake2b_simd::Params::new()
-                    .hash_length(32)
-                    .fanout(0)
-                    .max_depth(0)
-                    .max_leaf_length(64)
-                    .node_offset(32 << 32)
-                    .inner_hash_length(64)
-                    .hash(root.as_bytes());
-                let kx = blake2b_simd::Params::new()
-                    .hash_length(32)
-                    .hash(node.as_bytes());
-                let km = blake2b_simd::Params::new().hash_length(32).hash(&[3; 32]);
-                let hx = blake2b_simd::Params::new()
-                    .hash_length(32)
-                    .key(kx.as_bytes())
-                    .hash(&msg);
-                let hm = blake2b_simd::Params::new()
-                    .hash_length(32)
-                    .key(km.as_bytes())
-                    .hash(&msg);
-                (hx, hm)
-            },
+            |()| support::blake2b_kem_work(&msg),
         ),
         measure(
             "HKDF-SHA256-Expand, 160 B",

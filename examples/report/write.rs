@@ -45,35 +45,6 @@ const GO_PUBLISHED: &[(&str, f64)] = &[
 /// Primitives that make up one unwrap (the others are comparisons).
 const UNWRAP_PARTS: usize = 8;
 
-/// ML-KEM-768 decapsulation alone, with the unwrap path's backend.
-pub(crate) struct MlKem {
-    run: Box<dyn FnMut() -> [u8; 32]>,
-}
-
-impl MlKem {
-    pub(crate) fn new() -> Self {
-        #[cfg(target_arch = "x86_64")]
-        if libcrux_platform::simd256_support() {
-            use libcrux_ml_kem::mlkem768::avx2::unpacked as avx2;
-            let kp = avx2::generate_key_pair([7; 64]);
-            let (ct, _) = avx2::encapsulate(kp.public_key(), [9; 32]);
-            return Self {
-                run: Box::new(move || avx2::decapsulate(&kp, &ct)),
-            };
-        }
-        use libcrux_ml_kem::mlkem768::portable::unpacked as portable;
-        let kp = portable::generate_key_pair([7; 64]);
-        let (ct, _) = portable::encapsulate(kp.public_key(), [9; 32]);
-        Self {
-            run: Box::new(move || portable::decapsulate(&kp, &ct)),
-        }
-    }
-
-    pub(crate) fn decapsulate(&mut self) -> [u8; 32] {
-        (self.run)()
-    }
-}
-
 /// A duration with a sensible unit.
 fn t(d: Duration) -> String {
     let s = d.as_secs_f64();

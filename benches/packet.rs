@@ -9,7 +9,7 @@ mod support;
 use chacha20::ChaCha20Rng;
 use divan::{Bencher, black_box};
 use kemsphinx::geometry::{PACKET_LEN, PAYLOAD_LEN};
-use kemsphinx::{Action, PrivateKey, create_packet, create_surb, unwrap};
+use kemsphinx::{Action, PrivateKey, Surb, create_packet, create_surb, unwrap};
 use rand_core::SeedableRng;
 use support::{Buffers, Net};
 
@@ -107,7 +107,8 @@ fn reply_from_surb(b: Bencher) {
     let payload = Box::new([4u8; PAYLOAD_LEN]);
     let (surb, _, _) = net.surb_reply(&payload);
     let mut out = Box::new([0u8; PACKET_LEN]);
-    b.bench_local(|| surb.reply(&payload, &mut out));
+    b.with_inputs(|| Surb::from_bytes(&surb).unwrap())
+        .bench_local_values(|surb| surb.reply(&payload, &mut out));
 }
 
 #[divan::bench]

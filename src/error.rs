@@ -23,10 +23,6 @@ pub enum Input {
     PublicKey,
     /// A 1,280-byte private key.
     PrivateKey,
-    /// A 96-byte key derivation seed.
-    KeySeed,
-    /// A 1,120-byte KEM ciphertext.
-    KemCiphertext,
     /// A 32-byte node id.
     NodeId,
     /// A 32-byte recipient id.
@@ -45,8 +41,6 @@ impl core::fmt::Display for Input {
             Self::EncryptedReply => "encrypted reply",
             Self::PublicKey => "public key",
             Self::PrivateKey => "private key",
-            Self::KeySeed => "key seed",
-            Self::KemCiphertext => "KEM ciphertext",
             Self::NodeId => "node id",
             Self::RecipientId => "recipient id",
             Self::SurbId => "SURB id",

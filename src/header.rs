@@ -14,7 +14,7 @@ use crate::commands::{Command, Expect, NodeId, write_area};
 use crate::error::Error;
 use crate::geometry::{
     COMMANDS_LEN, HEADER_LEN, HOPS, KEM_CIPHERTEXT_LEN, MAC_LEN, PER_HOP_ROUTING_LEN,
-    ROUTING_INFO_LEN, SHARED_SECRET_LEN, STREAM_LEN, offset,
+    ROUTING_INFO_LEN, STREAM_LEN, offset,
 };
 use crate::hop::HopKeys;
 use crate::kem::{Ciphertext, PublicKey};
@@ -52,7 +52,11 @@ impl HopSecret {
     }
 
     /// The hop's secret from a known encapsulation.
-    pub(crate) fn from_parts(ciphertext: &Ciphertext, ss: &[u8; SHARED_SECRET_LEN]) -> Self {
+    #[cfg(feature = "hazmat")]
+    pub(crate) fn from_parts(
+        ciphertext: &Ciphertext,
+        ss: &[u8; crate::geometry::SHARED_SECRET_LEN],
+    ) -> Self {
         Self {
             ciphertext: *ciphertext,
             keys: HopKeys::derive(ss),
@@ -118,6 +122,7 @@ pub(crate) fn build(
 }
 
 /// A commands area given verbatim, bypassing every command check.
+#[cfg(feature = "hazmat")]
 pub(crate) type RawArea = [u8; COMMANDS_LEN];
 
 /// [`build`] for a forward packet, except that each hop with a raw area
@@ -128,6 +133,7 @@ pub(crate) type RawArea = [u8; COMMANDS_LEN];
 /// # Errors
 /// [`Error::Command`] if a hop without a raw area has commands that
 /// cannot be created.
+#[cfg(feature = "hazmat")]
 pub(crate) fn build_with_raw_areas(
     path: &Path<'_>,
     secrets: &PathSecrets,

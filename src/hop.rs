@@ -44,7 +44,7 @@ impl HopKeys {
     /// `HKDF-SHA256-Expand(PRK = shared secret, info, 160)`.
     pub(crate) fn derive(shared_secret: &[u8; SHARED_SECRET_LEN]) -> Self {
         Self {
-            okm: Zeroizing::new(hkdf_expand(shared_secret)),
+            okm: hkdf_expand(shared_secret),
         }
     }
 
@@ -111,14 +111,15 @@ fn hmac_sha256(key: &[u8; 32]) -> Hmac<Sha256> {
     for (b, k) in block.iter_mut().zip(key) {
         *b = *k;
     }
-    <Hmac<Sha256> as KeyInit>::new(&(*block).into())
+    <Hmac<Sha256> as KeyInit>::new((&*block).into())
 }
 
 /// HKDF-Expand (RFC 5869 §2.3) with SHA-256 for exactly 160 bytes:
-/// `T(i) = HMAC(PRK, T(i-1) ‖ info ‖ i)`, five blocks.
-fn hkdf_expand(prk: &[u8; SHARED_SECRET_LEN]) -> [u8; KDF_OUTPUT_LEN] {
+/// `T(i) = HMAC(PRK, T(i-1) ‖ info ‖ i)`, five blocks, written straight
+/// into a zeroizing buffer.
+fn hkdf_expand(prk: &[u8; SHARED_SECRET_LEN]) -> Zeroizing<[u8; KDF_OUTPUT_LEN]> {
     let base = hmac_sha256(prk);
-    let mut okm = [0u8; KDF_OUTPUT_LEN];
+    let mut okm = Zeroizing::new([0u8; KDF_OUTPUT_LEN]);
     let mut previous: Zeroizing<[u8; HASH_LEN]> = Zeroizing::new([0; HASH_LEN]);
     for (counter, block) in (1u8..).zip(okm.chunks_exact_mut(HASH_LEN)) {
         let mut mac = base.clone();
@@ -139,12 +140,14 @@ pub(crate) fn replay_tag(kem_ciphertext: &[u8; KEM_CIPHERTEXT_LEN]) -> [u8; REPL
 }
 
 /// The 160-byte KDF output for `ikm`, for conformance vectors.
+#[cfg(feature = "hazmat")]
 #[doc(hidden)]
 pub fn debug_kdf(ikm: &[u8; SHARED_SECRET_LEN]) -> Zeroizing<[u8; KDF_OUTPUT_LEN]> {
-    Zeroizing::new(hkdf_expand(ikm))
+    hkdf_expand(ikm)
 }
 
 /// The header keystream for `key` and `iv`, for conformance vectors.
+#[cfg(feature = "hazmat")]
 #[doc(hidden)]
 pub fn debug_keystream(key: &[u8; 32], iv: &[u8; SPRP_IV_LEN], out: &mut [u8]) {
     out.fill(0);
@@ -153,6 +156,7 @@ pub fn debug_keystream(key: &[u8; 32], iv: &[u8; SPRP_IV_LEN], out: &mut [u8]) {
 
 /// HMAC-SHA256 of `msg` under a 32-byte header MAC key, for conformance
 /// vectors.
+#[cfg(feature = "hazmat")]
 #[doc(hidden)]
 #[must_use]
 pub fn debug_mac(key: &[u8; MAC_LEN], msg: &[u8]) -> [u8; MAC_LEN] {

@@ -8,8 +8,11 @@ pub mod commands;
 pub mod error;
 pub mod geometry;
 mod header;
+#[cfg(feature = "hazmat")]
 #[doc(hidden)]
 pub mod hop;
+#[cfg(not(feature = "hazmat"))]
+mod hop;
 pub mod kem;
 pub mod packet;
 #[cfg(feature = "pem")]

@@ -18,9 +18,9 @@ use crate::error::{Error, Input, array_mut, array_ref};
 use crate::geometry::{
     COMMANDS_LEN, ENCRYPTED_PAYLOAD_LEN, ENCRYPTED_REPLY_LEN, HEADER_LEN, KEM_CIPHERTEXT_LEN,
     MAC_LEN, PACKET_LEN, PAYLOAD_LEN, PAYLOAD_TAG_LEN, PER_HOP_ROUTING_LEN, REPLAY_TAG_LEN,
-    ROUTING_INFO_LEN, SHARED_SECRET_LEN, VERSION_LEN, offset,
+    ROUTING_INFO_LEN, VERSION_LEN, offset,
 };
-use crate::header::{self, HopSecret, Path, PathSecrets};
+use crate::header::{self, Path, PathSecrets};
 use crate::hop::{self, HeaderStream, HopKeys};
 use crate::kem::{Ciphertext, PrivateKey};
 
@@ -99,17 +99,19 @@ pub fn create_packet<R: CryptoRng + ?Sized>(
 ///
 /// # Errors
 /// As [`create_packet`].
+#[cfg(feature = "hazmat")]
 #[doc(hidden)]
 pub fn create_packet_from_encapsulations(
     path: &Path<'_>,
-    encapsulations: &[(Ciphertext, [u8; SHARED_SECRET_LEN]); crate::geometry::HOPS],
+    encapsulations: &[(Ciphertext, [u8; crate::geometry::SHARED_SECRET_LEN]);
+         crate::geometry::HOPS],
     payload: &[u8; PAYLOAD_LEN],
     out: &mut [u8; PACKET_LEN],
 ) -> Result<(), Error> {
     header::check_commands(path, Expect::Deliver)?;
     let secrets = encapsulations
         .each_ref()
-        .map(|(ct, ss)| HopSecret::from_parts(ct, ss));
+        .map(|(ct, ss)| header::HopSecret::from_parts(ct, ss));
     seal(path, &secrets, payload, out)
 }
 
@@ -129,17 +131,19 @@ pub fn create_packet_from_encapsulations(
 /// # Errors
 /// [`Error::Command`] if a hop without a raw area has commands that cannot
 /// be created; `out` is then untouched.
+#[cfg(feature = "hazmat")]
 #[doc(hidden)]
 pub fn create_packet_with_raw_command_areas(
     path: &Path<'_>,
-    encapsulations: &[(Ciphertext, [u8; SHARED_SECRET_LEN]); crate::geometry::HOPS],
+    encapsulations: &[(Ciphertext, [u8; crate::geometry::SHARED_SECRET_LEN]);
+         crate::geometry::HOPS],
     raw_areas: &[Option<[u8; COMMANDS_LEN]>; crate::geometry::HOPS],
     payload: &[u8; PAYLOAD_LEN],
     out: &mut [u8; PACKET_LEN],
 ) -> Result<(), Error> {
     let secrets = encapsulations
         .each_ref()
-        .map(|(ct, ss)| HopSecret::from_parts(ct, ss));
+        .map(|(ct, ss)| header::HopSecret::from_parts(ct, ss));
     let mut head = [0u8; HEADER_LEN];
     header::build_with_raw_areas(path, &secrets, raw_areas, &mut head)?;
     let (out_head, body) = split_mut::<HEADER_LEN, ENCRYPTED_PAYLOAD_LEN, PACKET_LEN>(out);
@@ -179,8 +183,8 @@ fn encrypt_payload(
 /// What a hop must do with a packet it unwrapped.
 ///
 /// Deliberately exhaustive: the format is fixed, and a mix should be made
-/// by the compiler to handle every action.
-#[derive(Debug)]
+/// by the compiler to handle every action. Its `Debug` shows ids and
+/// lengths, never payload bytes, so it is safe to log.
 pub enum Action<'a> {
     /// Send the buffer, now the outgoing packet, to `next_hop` after
     /// `delay` milliseconds (if the hop was given a delay).
@@ -209,7 +213,34 @@ pub enum Action<'a> {
     },
 }
 
-/// The result of unwrapping one hop.
+impl core::fmt::Debug for Action<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Forward { next_hop, delay } => f
+                .debug_struct("Forward")
+                .field("next_hop", next_hop)
+                .field("delay", delay)
+                .finish(),
+            Self::Deliver { recipient, payload } => f
+                .debug_struct("Deliver")
+                .field("recipient", recipient)
+                .field("payload_len", &payload.len())
+                .finish_non_exhaustive(),
+            Self::SurbReply {
+                recipient,
+                surb_id,
+                encrypted_reply,
+            } => f
+                .debug_struct("SurbReply")
+                .field("recipient", recipient)
+                .field("surb_id", surb_id)
+                .field("encrypted_reply_len", &encrypted_reply.len())
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
+/// The result of unwrapping one hop (its `Debug` never shows payload bytes).
 #[derive(Debug)]
 pub struct Unwrapped<'a> {
     /// The packet's replay tag (as [`replay_tag`] computes it).

@@ -24,9 +24,12 @@ use crate::header::{self, Path};
 /// A 6,058-byte SURB: header ‖ first hop ‖ reply key ‖ reply IV.
 ///
 /// It holds the reply's payload key, so whoever holds the SURB can write
-/// the reply; it does not reveal the path or the reply's contents.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Surb([u8; SURB_LEN]);
+/// the reply; it does not reveal the path or the reply's contents. It is
+/// single-use: [`Surb::reply`] consumes it (a second reply on the same SURB
+/// would carry the same header and be dropped as a replay at the first hop),
+/// and its key is wiped when it is dropped. Not `Clone`, and compared only
+/// through [`Surb::as_bytes`] if at all.
+pub struct Surb(Zeroizing<[u8; SURB_LEN]>);
 
 impl Surb {
     /// Accept a SURB's bytes (checking its header version).
@@ -37,7 +40,7 @@ impl Surb {
         if *sub::<0, VERSION_LEN, SURB_LEN>(bytes) != [0, 0] {
             return Err(Error::Version);
         }
-        Ok(Self(*bytes))
+        Ok(Self(Zeroizing::new(*bytes)))
     }
 
     /// The 6,058 bytes.
@@ -53,8 +56,9 @@ impl Surb {
     }
 
     /// Build the reply packet carrying `payload` into `out`, and return the
-    /// hop to send it to. Deterministic: the SURB fixes every key.
-    pub fn reply(&self, payload: &[u8; PAYLOAD_LEN], out: &mut [u8; PACKET_LEN]) -> NodeId {
+    /// hop to send it to. Deterministic: the SURB fixes every key. Consumes
+    /// the SURB, which is good for one reply only.
+    pub fn reply(self, payload: &[u8; PAYLOAD_LEN], out: &mut [u8; PACKET_LEN]) -> NodeId {
         let (head, body) = split_mut::<HEADER_LEN, ENCRYPTED_PAYLOAD_LEN, PACKET_LEN>(out);
         *head = *sub::<0, HEADER_LEN, SURB_LEN>(&self.0);
         let (tag, text) = split_mut::<PAYLOAD_TAG_LEN, PAYLOAD_LEN, ENCRYPTED_PAYLOAD_LEN>(body);
@@ -179,6 +183,9 @@ impl Zeroize for SurbKeys {
 
 impl ZeroizeOnDrop for SurbKeys {}
 
+// The bytes are `Zeroizing`: the reply key is wiped on drop.
+impl ZeroizeOnDrop for Surb {}
+
 /// View a received buffer as an encrypted reply, refusing any other length.
 ///
 /// # Errors
@@ -212,6 +219,7 @@ pub fn create_surb<R: CryptoRng + ?Sized>(
 ///
 /// # Errors
 /// As [`create_surb`].
+#[cfg(feature = "hazmat")]
 #[doc(hidden)]
 pub fn create_surb_from_encapsulations(
     path: &Path<'_>,
@@ -231,7 +239,7 @@ fn assemble(
     secrets: &header::PathSecrets,
     reply_key: &[u8; SPRP_KEY_BLOCK_LEN],
 ) -> Result<(Surb, SurbKeys), Error> {
-    let mut surb = [0u8; SURB_LEN];
+    let mut surb = Zeroizing::new([0u8; SURB_LEN]);
     header::build(
         path,
         secrets,

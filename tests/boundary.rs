@@ -138,7 +138,7 @@ fn exact_lengths_pass_the_boundary() {
 fn a_surb_with_a_bad_version_is_refused() {
     let mut bytes = [0u8; SURB_LEN];
     bytes[1] = 1;
-    assert_eq!(Surb::from_bytes(&bytes), Err(Error::Version));
+    assert_eq!(Surb::from_bytes(&bytes).err(), Some(Error::Version));
 }
 
 /// Try to create a forward packet and a SURB with `terminal` and `hop0`

@@ -123,7 +123,7 @@ fn creation_is_deterministic_in_the_rng() {
     };
     let (a, b) = (make(), make());
     assert_eq!(a.0, b.0);
-    assert_eq!(a.1, b.1);
+    assert_eq!(a.1.as_bytes(), b.1.as_bytes());
     assert_eq!(a.2, b.2);
     assert_eq!(a.1.as_bytes().len(), SURB_LEN);
 }
@@ -144,4 +144,29 @@ fn terminal_hop_may_carry_a_delay_and_commands_fill_the_area() {
         last = Some((out.commands.delay(), out.commands.len()));
     }
     assert_eq!(last, Some((Some(42), 2)));
+}
+
+#[test]
+fn an_unwrapped_packet_logs_no_payload_bytes() {
+    let mut rng = rng(9);
+    let nodes = nodes(&mut rng);
+    let cmds = commands([1, 2, 3], deliver_to([6; 32]));
+    let payload = Box::new([0xabu8; kemsphinx::geometry::PAYLOAD_LEN]);
+    let mut packet = Box::new([0u8; PACKET_LEN]);
+    create_packet(&mut rng, &path(&nodes, &cmds), &payload, &mut packet).unwrap();
+    for node in &nodes[..3] {
+        unwrap(&node.key, &mut packet).unwrap();
+    }
+    let out = unwrap(&nodes[3].key, &mut packet).unwrap();
+    let logged = format!("{out:?}");
+    assert!(logged.contains("payload_len: 10156"), "{logged}");
+    assert!(
+        !logged.contains("171, 171") && !logged.contains("abab"),
+        "{logged}"
+    );
+    assert!(
+        logged.len() < 2_000,
+        "{} bytes of Debug output",
+        logged.len()
+    );
 }

@@ -6,9 +6,9 @@
 #![allow(dead_code, unreachable_pub)]
 
 use chacha20::ChaCha20Rng;
-use kemsphinx::geometry::{ENCRYPTED_REPLY_LEN, PACKET_LEN, PAYLOAD_LEN};
+use kemsphinx::geometry::{ENCRYPTED_REPLY_LEN, PACKET_LEN, PAYLOAD_LEN, SURB_LEN};
 use kemsphinx::{
-    Action, Command, Hop, NodeId, PrivateKey, RecipientId, Surb, SurbId, SurbKeys, create_packet,
+    Action, Command, Hop, NodeId, PrivateKey, RecipientId, SurbId, SurbKeys, create_packet,
     create_surb, unwrap,
 };
 use rand_core::SeedableRng;
@@ -84,14 +84,19 @@ impl Net {
         out
     }
 
-    /// A SURB, its keys, and the encrypted reply its terminal hop hands
-    /// over for a reply of `payload`.
+    /// A SURB's bytes, its keys, and the encrypted reply its terminal hop
+    /// hands over for a reply of `payload`.
     pub fn surb_reply(
         &self,
         payload: &[u8; PAYLOAD_LEN],
-    ) -> (Surb, SurbKeys, Box<[u8; ENCRYPTED_REPLY_LEN]>) {
+    ) -> (
+        Box<[u8; SURB_LEN]>,
+        SurbKeys,
+        Box<[u8; ENCRYPTED_REPLY_LEN]>,
+    ) {
         let (surb, keys) =
             create_surb(&mut ChaCha20Rng::from_seed([1; 32]), &self.reply_path()).unwrap();
+        let bytes = Box::new(*surb.as_bytes());
         let mut p = Box::new([0u8; PACKET_LEN]);
         surb.reply(payload, &mut p);
         let mut reply = Box::new([0u8; ENCRYPTED_REPLY_LEN]);
@@ -103,7 +108,7 @@ impl Net {
                 *reply = *encrypted_reply;
             }
         }
-        (surb, keys, reply)
+        (bytes, keys, reply)
     }
 
     /// One request carrying a SURB and its reply, all the crypto of both,

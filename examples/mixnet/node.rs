@@ -126,9 +126,11 @@ impl Node<'_> {
             Err(e) => return self.malformed(e, stats),
         };
         stats.unwrap_time.push(start.elapsed());
-        // Remembered only now that the MAC verified: a forged copy that
-        // keeps a real packet's KEM ciphertext cannot get the real one
-        // dropped by arriving first.
+        // Remembered only now that the header MAC verified: a copy that
+        // keeps a real packet's KEM ciphertext but not its header cannot get
+        // the real one dropped by arriving first. (One thread unwraps for
+        // this node, so check and insert cannot race; a node unwrapping on
+        // several threads needs an atomic test-and-set here.)
         self.filter.insert(&tag);
         match hop.action {
             Action::Forward { next_hop, delay } => {

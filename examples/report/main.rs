@@ -213,8 +213,13 @@ fn operations(net: &Net, samples: usize, target: Duration) -> Vec<Timing> {
             "reply from SURB",
             samples,
             target,
-            || Box::new([0u8; PACKET_LEN]),
-            |p| surb.reply(&payload, p),
+            || {
+                (
+                    Some(kemsphinx::Surb::from_bytes(&surb).unwrap()),
+                    Box::new([0u8; PACKET_LEN]),
+                )
+            },
+            |(s, p)| s.take().map(|s| s.reply(&payload, p)),
         ),
         measure(
             "decrypt reply",

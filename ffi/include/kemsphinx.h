@@ -6,8 +6,10 @@
  * libkemsphinx_ffi.so. Licence: MIT OR Apache-2.0.
  *
  * Contract, for every function:
- *  - Returns an int status, KEMSPHINX_OK (0) on success. Never unwinds or
- *    aborts: a Rust panic is caught and returned as KEMSPHINX_ERR_INTERNAL.
+ *  - Returns an int status, KEMSPHINX_OK (0) on success. Never unwinds: a
+ *    Rust panic is caught and returned as KEMSPHINX_ERR_INTERNAL. (Like any
+ *    Rust code it aborts if memory allocation fails, or if the library was
+ *    built with panic = "abort".)
  *  - Every buffer is a pointer and a length; the length must equal the
  *    constant named for it (else KEMSPHINX_ERR_LENGTH). NULL where a pointer
  *    is required is KEMSPHINX_ERR_NULL. Both are checked before any work.

@@ -8,6 +8,8 @@
 
 use core::ptr;
 
+use zeroize::Zeroizing;
+
 use crate::Status;
 
 /// Copy exactly `N` bytes from C into `dst`.
@@ -40,8 +42,10 @@ pub(crate) unsafe fn read_into<const N: usize>(
 pub(crate) unsafe fn read_boxed<const N: usize>(
     src: *const u8,
     len: usize,
-) -> Result<Box<[u8; N]>, Status> {
-    let mut out = Box::new([0u8; N]);
+) -> Result<Box<Zeroizing<[u8; N]>>, Status> {
+    // Wiped when dropped: these copies hold payloads, SURBs (with their
+    // reply key) and, after decryption, reply plaintext.
+    let mut out = Box::new(Zeroizing::new([0u8; N]));
     // SAFETY: forwarded contract.
     unsafe { read_into(src, len, &mut out) }?;
     Ok(out)
@@ -56,9 +60,13 @@ pub(crate) unsafe fn slice<'a>(src: *const u8, len: usize) -> Result<&'a [u8], S
     if src.is_null() {
         return Err(Status::Null);
     }
+    // No valid C object is longer than `isize::MAX` bytes.
+    if isize::try_from(len).is_err() {
+        return Err(Status::Length);
+    }
     // SAFETY: non-NULL and, by the caller's contract, valid and unaliased
-    // by writes for `len` bytes; `u8` needs no alignment. A length over
-    // `isize::MAX` cannot describe a valid C object.
+    // by writes for `len` bytes (checked above to fit an object); `u8`
+    // needs no alignment.
     Ok(unsafe { core::slice::from_raw_parts(src, len) })
 }
 
@@ -95,7 +103,8 @@ pub(crate) struct OutValue<T>(*mut T);
 
 impl<T> OutValue<T> {
     /// # Safety
-    /// `dst` is NULL or valid and aligned for a write of `T`.
+    /// `dst` is NULL or valid for a write of `T` (alignment is not needed:
+    /// the write is unaligned).
     pub(crate) unsafe fn new(dst: *mut T) -> Result<Self, Status> {
         if dst.is_null() {
             return Err(Status::Null);
@@ -105,8 +114,9 @@ impl<T> OutValue<T> {
 
     /// Write the value (without reading or dropping the old one).
     pub(crate) fn write(self, value: T) {
-        // SAFETY: non-NULL, and valid and aligned by `new`'s contract.
-        unsafe { self.0.write(value) };
+        // SAFETY: non-NULL, and valid for a write of `T` by `new`'s
+        // contract; `write_unaligned` needs no alignment.
+        unsafe { self.0.write_unaligned(value) };
     }
 }
 

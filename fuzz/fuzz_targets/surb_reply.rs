@@ -51,10 +51,12 @@ fuzz_target!(|data: &[u8]| {
 
     let payload = padded::<PAYLOAD_LEN>(&input.rest);
     let mut packet = Box::new([0u8; PACKET_LEN]);
-    assert_eq!(surb.reply(&payload, &mut packet), surb.first_hop());
+    let first_hop = surb.first_hop();
+    assert_eq!(surb.reply(&payload, &mut packet), first_hop);
     assert!(packet[..HEADER_LEN] == input.surb[..HEADER_LEN]);
+    // `reply` consumes the SURB; the same bytes, parsed again, reply the same.
     let mut again = Box::new([0xffu8; PACKET_LEN]);
-    surb.reply(&payload, &mut again);
+    Surb::from_bytes(&input.surb).unwrap().reply(&payload, &mut again);
     assert!(again == packet, "reply is not deterministic");
 
     let mut keys = surb_keys(&input);

@@ -63,6 +63,7 @@ impl Aez {
 
     /// AEZ-prf: `out ← (E(-1,3)(Δ) ‖ E(-1,3)(Δ ⊕ [1]₁₂₈) ‖ ⋯)[..out.len()]`,
     /// eight counter blocks per parallel AES10.
+    #[cfg(feature = "hazmat")]
     pub(super) fn prf_fill(&self, delta: &Blk, out: &mut [u8]) {
         let [_, _, _, l3, ..] = &self.lmul;
         let base = xor(delta, l3);

@@ -40,10 +40,12 @@ use block::{Blk, Lanes, ZERO, dbl, mul, xor};
 /// The error returned by [`encrypt_full`] and [`decrypt_full`]: either the
 /// buffer lengths do not fit together, or the ciphertext is not authentic.
 /// Deliberately carries no detail.
+#[cfg(feature = "hazmat")]
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AezError;
 
+#[cfg(feature = "hazmat")]
 impl ::core::fmt::Display for AezError {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.write_str("AEZ: bad length or inauthentic ciphertext")
@@ -157,8 +159,7 @@ impl Aez {
     }
 
     /// `Encipher(K, T, X)` for a precomputed `Δ = AEZ-hash(K, T)`.
-    #[doc(hidden)]
-    pub fn encipher_with_delta(&self, delta: &[u8; 16], buf: &mut [u8]) {
+    pub(crate) fn encipher_with_delta(&self, delta: &[u8; 16], buf: &mut [u8]) {
         match buf.len() {
             0 => {}
             1..32 => self.tiny(delta, buf, Dir::Encipher),
@@ -167,8 +168,7 @@ impl Aez {
     }
 
     /// `Decipher(K, T, Y)` for a precomputed `Δ = AEZ-hash(K, T)`.
-    #[doc(hidden)]
-    pub fn decipher_with_delta(&self, delta: &[u8; 16], buf: &mut [u8]) {
+    pub(crate) fn decipher_with_delta(&self, delta: &[u8; 16], buf: &mut [u8]) {
         match buf.len() {
             0 => {}
             1..32 => self.tiny(delta, buf, Dir::Decipher),
@@ -179,12 +179,14 @@ impl Aez {
     /// AEZ-hash over the tweak vector `([tau_bits]₁₂₈, nonce, ad[0], …)`.
     /// The first component is τ counted in *bits* (as the spec and
     /// `hash.json` have it); [`encrypt_full`] passes `8 · abytes`.
+    #[cfg(feature = "hazmat")]
     #[doc(hidden)]
     pub fn hash(&self, tau_bits: u32, nonce: &[u8], ad: &[&[u8]]) -> [u8; 16] {
         self.hash_bits(u128::from(tau_bits), nonce, ad)
     }
 
     /// AEZ-prf: fills `out` with `E(-1,3)(Δ) ‖ E(-1,3)(Δ ⊕ [1]₁₂₈) ‖ …`.
+    #[cfg(feature = "hazmat")]
     #[doc(hidden)]
     pub fn prf(&self, delta: &[u8; 16], out: &mut [u8]) {
         self.prf_fill(delta, out);
@@ -201,6 +203,7 @@ enum Dir {
 
 /// AEZ-extract: a 48-byte key is used as is; any other length is hashed with
 /// unkeyed BLAKE2b-384.
+#[cfg(feature = "hazmat")]
 #[doc(hidden)]
 pub fn extract(key: &[u8]) -> [u8; 48] {
     let mut out = [0u8; 48];
@@ -218,6 +221,7 @@ pub fn extract(key: &[u8]) -> [u8; 48] {
 }
 
 /// τ in bits as AEZ-hash encodes it; `None` only on absurd sizes.
+#[cfg(feature = "hazmat")]
 fn tau_bits(tau: usize) -> Option<u128> {
     u128::try_from(tau).ok()?.checked_mul(8)
 }
@@ -225,6 +229,7 @@ fn tau_bits(tau: usize) -> Option<u128> {
 /// Full AEZ v5 encryption, `Encrypt(K, N, A, τ, M)` with τ = `tau` bytes:
 /// `out` (which must be `m.len() + tau` bytes) receives the ciphertext.
 /// With empty `m` the ciphertext is `AEZ-prf(K, T, τ)`.
+#[cfg(feature = "hazmat")]
 #[doc(hidden)]
 pub fn encrypt_full(
     key: &[u8],
@@ -255,6 +260,7 @@ pub fn encrypt_full(
 /// `c.len()` bytes long because deciphering needs room for the τ-byte
 /// authenticator; on success the plaintext is `out[..c.len() - tau]` and the
 /// rest is zero. On failure `out` is wiped, so no unverified plaintext leaks.
+#[cfg(feature = "hazmat")]
 #[doc(hidden)]
 pub fn decrypt_full(
     key: &[u8],

@@ -6,8 +6,13 @@
 //! never reads more than one node, so only the first node is computed. The
 //! parameters below are exactly those of Go's `blake2b.NewXOF`, which the
 //! reference uses; keyed BLAKE2b-256 is *not* the same function.
+//!
+//! `blake2b_simd` offers no `Zeroize`, yet its parameter blocks, states and
+//! digests hold KEM secrets here (the Diffie–Hellman output as a key, the
+//! split-PRF keys, the root digest). Every one this module owns is
+//! overwritten with a fresh value before it is dropped (see [`Wiped`]).
 
-use blake2b_simd::Params;
+use blake2b_simd::{Hash, Params, State};
 use zeroize::Zeroizing;
 
 /// XOF length that means "unknown in advance" (BLAKE2X §2).
@@ -30,22 +35,24 @@ pub(crate) fn blake2xb_prefix<const N: usize>(
     // Parameter bytes 8..12 are the node offset, 12..16 the XOF length:
     // blake2b_simd takes both as one little-endian u64.
     let xof_word = u64::from(xof_len) << 32;
-    let root = Params::new()
+    let mut root_params = Wiped(Params::new());
+    root_params
+        .0
         .hash_length(FULL)
         .key(key)
-        .node_offset(xof_word)
-        .hash(msg);
-    let root = prefix::<FULL>(root.as_bytes());
-    let node = Params::new()
+        .node_offset(xof_word);
+    let root = digest::<FULL>(&root_params.0, &[msg]);
+    let mut node_params = Wiped(Params::new());
+    node_params
+        .0
         .hash_length(node_len)
         .fanout(0)
         .max_depth(0)
         .max_leaf_length(LEAF_LEN)
         .node_offset(xof_word) // node index 0
         .node_depth(0)
-        .inner_hash_length(FULL)
-        .hash(&root[..]);
-    prefix(node.as_bytes())
+        .inner_hash_length(FULL);
+    digest(&node_params.0, &[&root[..]])
 }
 
 /// Unkeyed BLAKE2b with a 32-byte digest.
@@ -56,11 +63,55 @@ pub(crate) fn blake2b_256(parts: &[&[u8]]) -> Zeroizing<[u8; 32]> {
 /// BLAKE2b keyed mode with a 32-byte digest, over the concatenation of
 /// `parts` (so callers never need to assemble a message buffer).
 pub(crate) fn keyed_blake2b_256(key: &[u8], parts: &[&[u8]]) -> Zeroizing<[u8; 32]> {
-    let mut state = Params::new().hash_length(32).key(key).to_state();
+    let mut params = Wiped(Params::new());
+    params.0.hash_length(32).key(key);
+    digest(&params.0, parts)
+}
+
+/// The first `N` bytes of the digest of `parts` under `params`, with the
+/// state and digest wiped.
+fn digest<const N: usize>(params: &Params, parts: &[&[u8]]) -> Zeroizing<[u8; N]> {
+    let mut state = Wiped(params.to_state());
     for part in parts {
-        state.update(part);
+        state.0.update(part);
     }
-    prefix(state.finalize().as_bytes())
+    let hash = Wiped(state.0.finalize());
+    prefix(hash.0.as_bytes())
+}
+
+/// A `blake2b_simd` value that is overwritten with a fresh one on drop: the
+/// closest to zeroizing that its types allow. `black_box` keeps the stores
+/// from being removed as dead.
+struct Wiped<T: Fresh>(T);
+
+/// What a wiped value is overwritten with.
+trait Fresh {
+    fn fresh() -> Self;
+}
+
+impl Fresh for Params {
+    fn fresh() -> Self {
+        Params::new()
+    }
+}
+
+impl Fresh for State {
+    fn fresh() -> Self {
+        Params::new().to_state()
+    }
+}
+
+impl Fresh for Hash {
+    fn fresh() -> Self {
+        Params::new().hash(&[])
+    }
+}
+
+impl<T: Fresh> Drop for Wiped<T> {
+    fn drop(&mut self) {
+        self.0 = T::fresh();
+        core::hint::black_box(&mut self.0);
+    }
 }
 
 /// The first `N` bytes of a digest, zero-padded if it is shorter (it never

@@ -28,7 +28,9 @@ const fn len_be(len: usize) -> [u8; 4] {
     (len as u32).to_be_bytes()
 }
 
-/// Intermediate values of one combination, kept for conformance debugging.
+/// Intermediate values of one combination, kept for conformance debugging
+/// (read only by the `hazmat` hook).
+#[cfg_attr(not(feature = "hazmat"), allow(dead_code))]
 pub(crate) struct Intermediates {
     /// `BLAKE2b-256(ss_x25519)`.
     pub(crate) key_x25519: Zeroizing<[u8; 32]>,

@@ -112,19 +112,30 @@ impl PublicKey {
         let mut mlkem_m = Zeroizing::new([0u8; 32]);
         rng.fill_bytes(&mut x25519_ephemeral[..]);
         rng.fill_bytes(&mut mlkem_m[..]);
-        self.encapsulate_deterministic(&x25519_ephemeral, &mlkem_m)
+        self.encapsulate_with(&x25519_ephemeral, &mlkem_m)
     }
 
     /// Encapsulate with explicit randomness: the X25519 ephemeral secret and
     /// the ML-KEM message `m`.
     ///
-    /// For test vectors only. Reusing either value for two encapsulations
-    /// breaks the KEM; [`PublicKey::encapsulate`] is the API.
+    /// For test vectors only (feature `hazmat`). Reusing either value for
+    /// two encapsulations breaks the KEM; [`PublicKey::encapsulate`] is the
+    /// API.
     ///
     /// # Errors
     /// As [`PublicKey::encapsulate`].
+    #[cfg(feature = "hazmat")]
     #[doc(hidden)]
     pub fn encapsulate_deterministic(
+        &self,
+        x25519_ephemeral: &[u8; X25519_LEN],
+        mlkem_m: &[u8; 32],
+    ) -> Result<(Ciphertext, SharedSecret), Error> {
+        self.encapsulate_with(x25519_ephemeral, mlkem_m)
+    }
+
+    /// Both components' encapsulations from their randomness, combined.
+    fn encapsulate_with(
         &self,
         x25519_ephemeral: &[u8; X25519_LEN],
         mlkem_m: &[u8; 32],
@@ -303,7 +314,9 @@ impl fmt::Debug for PrivateKey {
 // `mlkem` module); the public half needs no wiping.
 impl ZeroizeOnDrop for PrivateKey {}
 
-/// Intermediate values of one decapsulation.
+/// Intermediate values of one decapsulation (read only by the `hazmat`
+/// conformance hook).
+#[cfg_attr(not(feature = "hazmat"), allow(dead_code))]
 struct Trace {
     ss_x: Zeroizing<[u8; 32]>,
     ss_m: Zeroizing<[u8; 32]>,
@@ -311,6 +324,7 @@ struct Trace {
 }
 
 /// Intermediate values of a decapsulation, for conformance debugging only.
+#[cfg(feature = "hazmat")]
 #[doc(hidden)]
 pub struct DebugIntermediates {
     /// X25519 adapter output.
@@ -334,6 +348,7 @@ pub struct DebugIntermediates {
 ///
 /// # Errors
 /// As [`PrivateKey::decapsulate`].
+#[cfg(feature = "hazmat")]
 #[doc(hidden)]
 pub fn debug_decapsulate(key: &PrivateKey, ct: &Ciphertext) -> Result<DebugIntermediates, Error> {
     let (ss, t) = key.decapsulate_traced(ct)?;

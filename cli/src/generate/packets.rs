@@ -109,6 +109,7 @@ pub(crate) fn surb(rng: &mut Drbg) -> Gen<Vec<Value>> {
             });
             let path = path(&nodes, &commands)?;
             let (surb, keys, encaps) = make_surb(rng, &path)?;
+            let surb_bytes = hex(surb.as_bytes());
             let reply_payload = fill.payload(rng);
             let mut reply = super::scenario::packet_buffer();
             let first_hop = surb.reply(&reply_payload, &mut reply);
@@ -131,7 +132,7 @@ pub(crate) fn surb(rng: &mut Drbg) -> Gen<Vec<Value>> {
                 ),
                 "nodes": nodes.iter().map(node_json).collect::<Vec<_>>(),
                 "commands": commands_json(&commands),
-                "surb": hex(surb.as_bytes()),
+                "surb": surb_bytes,
                 "surb_keys": hex(keys.as_bytes()),
                 "first_hop": hex(first_hop.0),
                 "reply_payload": hex(&reply_payload[..]),

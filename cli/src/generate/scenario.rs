@@ -158,7 +158,7 @@ pub(crate) fn make_surb(rng: &mut Drbg, path: &Path<'_>) -> Gen<(Surb, SurbKeys,
     let encaps = encapsulate(rng, path)?;
     let (surb, keys) = surb::create_surb_from_encapsulations(path, &parts(&encaps)?, &reply_key)
         .map_err(|e| e.to_string())?;
-    if normal != surb || normal_keys.as_bytes() != keys.as_bytes() {
+    if normal.as_bytes() != surb.as_bytes() || normal_keys.as_bytes() != keys.as_bytes() {
         return Err("create_surb and the recorded randomness disagree".into());
     }
     Ok((surb, keys, encaps))

@@ -100,7 +100,9 @@ impl Base {
         let mut reply_payload = Box::new([0u8; PAYLOAD_LEN]);
         reply_payload.copy_from_slice(&rng.bytes(PAYLOAD_LEN));
         let mut reply = packet_buffer();
-        surb.reply(&reply_payload, &mut reply);
+        Surb::from_bytes(surb.as_bytes())
+            .map_err(|e| e.to_string())?
+            .reply(&reply_payload, &mut reply);
         let reply_walk = walk(&nodes, &reply)?;
         Ok(Self {
             nodes,

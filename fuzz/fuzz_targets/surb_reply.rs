@@ -56,7 +56,9 @@ fuzz_target!(|data: &[u8]| {
     assert!(packet[..HEADER_LEN] == input.surb[..HEADER_LEN]);
     // `reply` consumes the SURB; the same bytes, parsed again, reply the same.
     let mut again = Box::new([0xffu8; PACKET_LEN]);
-    Surb::from_bytes(&input.surb).unwrap().reply(&payload, &mut again);
+    Surb::from_bytes(&input.surb)
+        .unwrap()
+        .reply(&payload, &mut again);
     assert!(again == packet, "reply is not deterministic");
 
     let mut keys = surb_keys(&input);

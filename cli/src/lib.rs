@@ -6,6 +6,7 @@
 
 pub mod conformance;
 pub mod generate;
+mod hops;
 pub mod inspect;
 pub mod keyfile;
 pub mod keygen;

@@ -10,6 +10,8 @@ use kemsphinx::{
 };
 use serde_json::Value;
 
+use crate::hops::encoded;
+
 use super::json::{Outcome, array, bytes, decode_value, list, same};
 
 /// One node of a case: id and loaded key.
@@ -101,17 +103,7 @@ pub(crate) fn path<'a>(
     nodes: &'a [Node],
     commands: &'a [Vec<Command>],
 ) -> Result<[Hop<'a>; HOPS], String> {
-    let hops: Vec<Hop<'a>> = nodes
-        .iter()
-        .zip(commands)
-        .map(|(n, c)| Hop {
-            id: n.id,
-            public_key: n.key.public_key(),
-            commands: c,
-        })
-        .collect();
-    hops.try_into()
-        .map_err(|_| format!("expected {HOPS} hops of commands"))
+    crate::hops::path(nodes.iter().map(|n| (n.id, n.key.public_key())), commands)
 }
 
 /// What the terminal hop is expected to hand over.
@@ -183,12 +175,6 @@ fn walk(case: &Value, nodes: &[Node], terminal: Terminal) -> Result<Vec<u8>, Str
         }
     }
     Ok(terminal_payload)
-}
-
-/// The serialised form of one command.
-fn encoded(cmd: &Command) -> Vec<u8> {
-    let (buf, len) = cmd.encode();
-    buf.get(..len).unwrap_or_default().to_vec()
 }
 
 /// The KEM ciphertext and shared secret each hop recovers. When the case

@@ -4,8 +4,8 @@
 
 use kemsphinx::geometry::{HOPS, KEY_SEED_LEN, PACKET_LEN, SPRP_KEY_BLOCK_LEN};
 use kemsphinx::{
-    Action, Command, Hop, NodeId, Path, PrivateKey, Surb, SurbKeys, create_packet, create_surb,
-    kem, packet, replay_tag, surb, unwrap,
+    Action, Command, NodeId, Path, PrivateKey, Surb, SurbKeys, create_packet, create_surb, kem,
+    packet, replay_tag, surb, unwrap,
 };
 use serde_json::{Value, json};
 
@@ -52,23 +52,10 @@ pub(crate) fn node_json(n: &Node) -> Value {
 
 /// The path over `nodes` with per-hop `commands`.
 pub(crate) fn path<'a>(nodes: &'a [Node], commands: &'a [Vec<Command>]) -> Gen<Path<'a>> {
-    let hops: Vec<Hop<'a>> = nodes
-        .iter()
-        .zip(commands)
-        .map(|(n, c)| Hop {
-            id: n.id,
-            public_key: n.key.public_key(),
-            commands: c,
-        })
-        .collect();
-    hops.try_into().map_err(|_| "a path needs four hops".into())
+    crate::hops::path(nodes.iter().map(|n| (n.id, n.key.public_key())), commands)
 }
 
-/// The serialised form of one command.
-pub(crate) fn encoded(cmd: &Command) -> Vec<u8> {
-    let (buf, len) = cmd.encode();
-    buf.get(..len).unwrap_or_default().to_vec()
-}
+pub(crate) use crate::hops::encoded;
 
 /// Per-hop command lists as a case lists them.
 pub(crate) fn commands_json(commands: &[Vec<Command>]) -> Value {

@@ -16,7 +16,7 @@ use kemsphinx::aez::Aez;
 use kemsphinx::geometry::{
     ENCRYPTED_PAYLOAD_LEN, HEADER_LEN, KEM_CIPHERTEXT_LEN, MAC_LEN, STREAM_LEN,
 };
-use kemsphinx::{PrivateKey, ReplayTag, hop};
+use kemsphinx::{PrivateKey, hazmat};
 use sha2::Sha256;
 
 #[global_allocator]
@@ -74,7 +74,7 @@ fn blake2b_kem_work(b: Bencher) {
 /// HKDF-SHA256-Expand to 160 bytes (the per-hop key set).
 #[divan::bench]
 fn hkdf_expand_160(b: Bencher) {
-    b.bench_local(|| hop::debug_kdf(black_box(&[4; 32])));
+    b.bench_local(|| hazmat::kdf(black_box(&[4; 32])));
 }
 
 /// AES-256-CTR over one hop's 6,010-byte header keystream.
@@ -129,7 +129,7 @@ fn aez_decipher_10188(b: Bencher) {
 #[divan::bench]
 fn replay_tag(b: Bencher) {
     let ct = [0x77u8; KEM_CIPHERTEXT_LEN];
-    b.bench_local(|| ReplayTag::of_ciphertext(black_box(&ct)));
+    b.bench_local(|| hazmat::replay_tag_of(black_box(&ct)));
 }
 
 /// The whole hybrid decapsulation through the crate (cached expanded key).

@@ -55,6 +55,24 @@ pub(crate) fn split_mut<const A: usize, const B: usize, const N: usize>(
     }
 }
 
+/// `&buf[RANGE]` as an array reference, for a `const` range of
+/// [`geometry::layout`](crate::geometry::layout): the range's length is
+/// the array's, and a range outside `buf` fails the build.
+macro_rules! field {
+    ($buf:expr, $range:expr) => {
+        $crate::bytes::sub::<{ $range.start }, { $range.end - $range.start }, _>($buf)
+    };
+}
+
+/// `&mut buf[RANGE]` as an array reference (see [`field!`]).
+macro_rules! field_mut {
+    ($buf:expr, $range:expr) => {
+        $crate::bytes::sub_mut::<{ $range.start }, { $range.end - $range.start }, _>($buf)
+    };
+}
+
+pub(crate) use {field, field_mut};
+
 /// The error branch of the helpers above. The `const` assertions make it
 /// unreachable; it exists only because `try_from` is typed as fallible.
 #[cold]

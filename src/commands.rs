@@ -1,14 +1,19 @@
 //! Routing commands: what each hop is told to do (SPEC.md §4).
 //!
-//! Each hop's routing information starts with an 82-byte commands area.
-//! Commands are a one-byte id and a fixed-size body, read in order until a
-//! null byte (after which everything must be zero) or the end of the area.
-//! Parsing here is strict: unknown ids, truncated bodies, trailing bytes and
-//! repeated commands are refused, and the commands must name exactly one
-//! action for the mix (forward, deliver, or deliver a SURB reply).
+//! Each hop's routing block starts with an 82-byte commands area. Commands
+//! are a one-byte id and a fixed-size body, read in order until a null byte
+//! (after which everything must be zero) or the end of the area. Parsing is
+//! strict: unknown ids, truncated bodies, trailing bytes and repeated
+//! commands are refused, and the commands must name exactly one [`Route`],
+//! so a parsed [`Commands`] always has one.
+//!
+//! The creator validates and encodes each hop's area once ([`Area`]), by
+//! the same parser, so it can only create areas every hop accepts; the next
+//! hop's MAC, known only later, is patched into a slot fixed at validation.
 
 use core::fmt;
 
+use crate::bytes::{split_mut, sub_mut};
 use crate::error::{CommandError, Error, Input, array_ref};
 use crate::geometry::{
     COMMANDS_LEN, MAC_LEN, NEXT_NODE_HOP_CMD_LEN, NODE_DELAY_CMD_LEN, NODE_ID_LEN,
@@ -102,89 +107,95 @@ pub enum Command {
     NodeDelay(u32),
 }
 
-/// The longest encoded command.
-const MAX_COMMAND_LEN: usize = NEXT_NODE_HOP_CMD_LEN;
+/// A command's wire encoding: one array of exactly its length per kind, so
+/// there is no length to get wrong.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Encoded {
+    NextNodeHop([u8; NEXT_NODE_HOP_CMD_LEN]),
+    Recipient([u8; RECIPIENT_CMD_LEN]),
+    SurbReply([u8; SURB_REPLY_CMD_LEN]),
+    NodeDelay([u8; NODE_DELAY_CMD_LEN]),
+}
 
-impl Command {
-    /// Length of the encoding: id byte and body.
-    #[must_use]
-    pub const fn encoded_len(&self) -> usize {
+impl Encoded {
+    /// The id byte and body.
+    pub(crate) fn as_bytes(&self) -> &[u8] {
         match self {
-            Self::NextNodeHop { .. } => NEXT_NODE_HOP_CMD_LEN,
-            Self::Recipient(_) => RECIPIENT_CMD_LEN,
-            Self::SurbReply(_) => SURB_REPLY_CMD_LEN,
-            Self::NodeDelay(_) => NODE_DELAY_CMD_LEN,
-        }
-    }
-
-    /// The wire encoding, in a buffer of the longest command's size, and
-    /// its length.
-    #[must_use]
-    pub fn encode(&self) -> ([u8; MAX_COMMAND_LEN], usize) {
-        let mut out = [0u8; MAX_COMMAND_LEN];
-        let (head, body) = out.split_at_mut(1);
-        let id = match self {
-            Self::NextNodeHop { id: node, mac } => {
-                let (n, m) = body.split_at_mut(NODE_ID_LEN);
-                n.copy_from_slice(&node.0);
-                for (o, b) in m.iter_mut().zip(mac) {
-                    *o = *b;
-                }
-                id::NEXT_NODE_HOP
-            }
-            Self::Recipient(r) => copy_body(body, &r.0, id::RECIPIENT),
-            Self::SurbReply(s) => copy_body(body, &s.0, id::SURB_REPLY),
-            Self::NodeDelay(ms) => copy_body(body, &ms.to_be_bytes(), id::NODE_DELAY),
-        };
-        head.fill(id);
-        (out, self.encoded_len())
-    }
-
-    /// Read one command from the front of `bytes`; returns it and the rest.
-    /// `Ok(None)` means a null byte: the caller checks what follows.
-    ///
-    /// # Errors
-    /// [`CommandError::UnknownId`] or [`CommandError::Truncated`].
-    pub fn parse(bytes: &[u8]) -> Result<Option<(Self, &[u8])>, CommandError> {
-        let Some((&id, body)) = bytes.split_first() else {
-            return Err(CommandError::Truncated);
-        };
-        let cmd = match id {
-            id::NULL => return Ok(None),
-            id::NEXT_NODE_HOP => {
-                let (node, body) = take::<NODE_ID_LEN>(body)?;
-                let (mac, _) = take::<MAC_LEN>(body)?;
-                Self::NextNodeHop {
-                    id: NodeId(*node),
-                    mac: *mac,
-                }
-            }
-            id::RECIPIENT => Self::Recipient(RecipientId(*take(body)?.0)),
-            id::SURB_REPLY => Self::SurbReply(SurbId(*take(body)?.0)),
-            id::NODE_DELAY => Self::NodeDelay(u32::from_be_bytes(*take(body)?.0)),
-            other => return Err(CommandError::UnknownId(other)),
-        };
-        let rest = bytes.get(cmd.encoded_len()..).unwrap_or_default();
-        Ok(Some((cmd, rest)))
-    }
-
-    /// Which of the four kinds this is (duplicates are refused per kind).
-    const fn kind(&self) -> usize {
-        match self {
-            Self::NextNodeHop { .. } => 0,
-            Self::Recipient(_) => 1,
-            Self::SurbReply(_) => 2,
-            Self::NodeDelay(_) => 3,
+            Self::NextNodeHop(b) => b,
+            Self::Recipient(b) => b,
+            Self::SurbReply(b) => b,
+            Self::NodeDelay(b) => b,
         }
     }
 }
 
-/// Copy a fixed body after the id byte and return the id.
-fn copy_body(body: &mut [u8], bytes: &[u8], id: u8) -> u8 {
-    for (o, b) in body.iter_mut().zip(bytes) {
-        *o = *b;
+/// `id ‖ body` as one array of `1 + B` bytes.
+fn with_id<const B: usize, const N: usize>(id: u8, body: &[u8; B]) -> [u8; N] {
+    let mut out = [0u8; N];
+    let (head, tail) = split_mut::<1, B, N>(&mut out);
+    *head = [id];
+    *tail = *body;
+    out
+}
+
+impl Command {
+    /// The wire encoding.
+    pub(crate) fn encode(&self) -> Encoded {
+        match self {
+            Self::NextNodeHop { id: node, mac } => {
+                let mut out = [0u8; NEXT_NODE_HOP_CMD_LEN];
+                let (head, body) = split_mut::<1, { NODE_ID_LEN + MAC_LEN }, _>(&mut out);
+                let (n, m) = split_mut::<NODE_ID_LEN, MAC_LEN, _>(body);
+                (*head, *n, *m) = ([id::NEXT_NODE_HOP], node.0, *mac);
+                Encoded::NextNodeHop(out)
+            }
+            Self::Recipient(r) => Encoded::Recipient(with_id(id::RECIPIENT, &r.0)),
+            Self::SurbReply(s) => Encoded::SurbReply(with_id(id::SURB_REPLY, &s.0)),
+            Self::NodeDelay(ms) => Encoded::NodeDelay(with_id(id::NODE_DELAY, &ms.to_be_bytes())),
+        }
     }
-    id
+
+    /// Read one command from the front of `bytes`; returns it and the rest.
+    /// `Ok(None)` at the end: an empty input, or a null byte followed only
+    /// by zeros.
+    ///
+    /// # Errors
+    /// [`CommandError::UnknownId`], [`CommandError::Truncated`] or
+    /// [`CommandError::TrailingData`].
+    pub(crate) fn read(bytes: &[u8]) -> Result<Option<(Self, &[u8])>, CommandError> {
+        let Some((&id, body)) = bytes.split_first() else {
+            return Ok(None);
+        };
+        let (cmd, rest) = match id {
+            id::NULL if body.iter().all(|&b| b == 0) => return Ok(None),
+            id::NULL => return Err(CommandError::TrailingData),
+            id::NEXT_NODE_HOP => {
+                let (node, rest) = take::<NODE_ID_LEN>(body)?;
+                let (mac, rest) = take::<MAC_LEN>(rest)?;
+                let id = NodeId(*node);
+                (Self::NextNodeHop { id, mac: *mac }, rest)
+            }
+            id::RECIPIENT => {
+                take(body).map(|(r, rest)| (Self::Recipient(RecipientId(*r)), rest))?
+            }
+            id::SURB_REPLY => take(body).map(|(s, rest)| (Self::SurbReply(SurbId(*s)), rest))?,
+            id::NODE_DELAY => {
+                take(body).map(|(d, rest)| (Self::NodeDelay(u32::from_be_bytes(*d)), rest))?
+            }
+            other => return Err(CommandError::UnknownId(other)),
+        };
+        Ok(Some((cmd, rest)))
+    }
+
+    /// A bit of its own for each of the four kinds (repeats are refused).
+    const fn kind_bit(&self) -> u8 {
+        match self {
+            Self::NextNodeHop { .. } => 1,
+            Self::Recipient(_) => 2,
+            Self::SurbReply(_) => 4,
+            Self::NodeDelay(_) => 8,
+        }
+    }
 }
 
 /// The first `N` bytes of `bytes` as an array, and the rest.
@@ -194,47 +205,79 @@ fn take<const N: usize>(bytes: &[u8]) -> Result<(&[u8; N], &[u8]), CommandError>
         .ok_or(CommandError::Truncated)
 }
 
-/// Number of command kinds; with duplicates refused, the most one area holds.
+/// Number of command kinds; with repeats refused, the most one area holds.
 const KINDS: usize = 4;
 
-/// The commands of one hop, in wire order (at most one of each kind).
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+/// What a hop's commands tell it to do: exactly one of three.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Route {
+    /// Forward to `next_hop`, with `mac` as the outgoing header's MAC.
+    Forward {
+        next_hop: NodeId,
+        mac: [u8; MAC_LEN],
+    },
+    /// Deliver the payload to `recipient`.
+    Deliver { recipient: RecipientId },
+    /// Deliver the encrypted reply to `recipient`, tagged with `surb_id`.
+    Reply {
+        recipient: RecipientId,
+        surb_id: SurbId,
+    },
+}
+
+impl Route {
+    /// The one route `commands` name.
+    ///
+    /// # Errors
+    /// [`CommandError::NoAction`] when they name none or several.
+    fn of<'c>(commands: impl Iterator<Item = &'c Command>) -> Result<Self, CommandError> {
+        let (mut next, mut recipient, mut surb) = (None, None, None);
+        for cmd in commands {
+            match *cmd {
+                Command::NextNodeHop { id, mac } => next = Some((id, mac)),
+                Command::Recipient(r) => recipient = Some(r),
+                Command::SurbReply(s) => surb = Some(s),
+                Command::NodeDelay(_) => {}
+            }
+        }
+        match (next, recipient, surb) {
+            (Some((next_hop, mac)), None, None) => Ok(Self::Forward { next_hop, mac }),
+            (None, Some(recipient), None) => Ok(Self::Deliver { recipient }),
+            (None, Some(recipient), Some(surb_id)) => Ok(Self::Reply { recipient, surb_id }),
+            _ => Err(CommandError::NoAction),
+        }
+    }
+}
+
+/// The commands of one hop, in wire order, parsed strictly: at most one of
+/// each kind, and together they name exactly one action.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Commands {
     items: [Option<Command>; KINDS],
+    route: Route,
 }
 
 impl Commands {
-    /// Parse a whole 82-byte commands area, strictly.
+    /// Parse a whole 82-byte commands area.
     ///
     /// # Errors
-    /// Any [`CommandError`] of parsing.
-    pub fn parse(area: &[u8; COMMANDS_LEN]) -> Result<Self, CommandError> {
-        let mut out = Self::default();
+    /// Any [`CommandError`] of parsing (SPEC.md §4).
+    pub(crate) fn parse(area: &[u8; COMMANDS_LEN]) -> Result<Self, CommandError> {
+        let mut items = [None; KINDS];
+        let mut slots = items.iter_mut();
+        let mut seen = 0u8;
         let mut rest: &[u8] = area;
-        let mut seen = [false; KINDS];
-        while !rest.is_empty() {
-            let Some((cmd, tail)) = Command::parse(rest)? else {
-                if rest.iter().any(|&b| b != 0) {
-                    return Err(CommandError::TrailingData);
-                }
-                break;
-            };
-            let kind = cmd.kind();
-            if seen.get(kind).copied().unwrap_or(true) {
+        while let Some((cmd, tail)) = Command::read(rest)? {
+            if seen & cmd.kind_bit() != 0 {
                 return Err(CommandError::Duplicate);
             }
-            seen.iter_mut().skip(kind).take(1).for_each(|s| *s = true);
-            out.push(cmd);
+            seen |= cmd.kind_bit();
+            // A fifth command of four kinds would repeat one.
+            *slots.next().ok_or(CommandError::Duplicate)? = Some(cmd);
             rest = tail;
         }
-        Ok(out)
-    }
-
-    /// Append a command (callers guarantee there is room).
-    fn push(&mut self, cmd: Command) {
-        if let Some(slot) = self.items.iter_mut().find(|s| s.is_none()) {
-            *slot = Some(cmd);
-        }
+        let route = Route::of(items.iter().flatten())?;
+        Ok(Self { items, route })
     }
 
     /// The commands in wire order.
@@ -242,13 +285,14 @@ impl Commands {
         self.items.iter().flatten()
     }
 
-    /// Number of commands.
+    /// Number of commands (one to four).
     #[must_use]
     pub fn len(&self) -> usize {
         self.iter().count()
     }
 
-    /// Whether the area held no command.
+    /// Always `false`: parsed commands name an action. (For symmetry with
+    /// [`Commands::len`].)
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -263,89 +307,105 @@ impl Commands {
         })
     }
 
-    /// The single action these commands describe.
-    ///
-    /// # Errors
-    /// [`CommandError::NoAction`] when they describe none or several.
-    pub(crate) fn action(&self) -> Result<Plan, CommandError> {
-        let (mut next, mut recipient, mut surb) = (None, None, None);
-        for cmd in self.iter() {
-            match *cmd {
-                Command::NextNodeHop { id, mac } => next = Some((id, mac)),
-                Command::Recipient(r) => recipient = Some(r),
-                Command::SurbReply(s) => surb = Some(s),
-                Command::NodeDelay(_) => {}
-            }
-        }
-        match (next, recipient, surb) {
-            (Some((id, mac)), None, None) => Ok(Plan::Forward { id, mac }),
-            (None, Some(recipient), None) => Ok(Plan::Deliver { recipient }),
-            (None, Some(recipient), Some(surb_id)) => Ok(Plan::Reply { recipient, surb_id }),
-            _ => Err(CommandError::NoAction),
-        }
+    /// The one thing these commands tell the hop to do.
+    pub(crate) fn route(&self) -> Route {
+        self.route
     }
 }
 
-/// What a hop's commands tell the mix to do.
-#[derive(Clone, Copy)]
-pub(crate) enum Plan {
-    /// Forward to `id`, with `mac` as the outgoing header's MAC.
-    Forward { id: NodeId, mac: [u8; MAC_LEN] },
-    /// Deliver the payload to `recipient`.
-    Deliver { recipient: RecipientId },
-    /// Deliver the encrypted reply to `recipient`, tagged with `surb_id`.
-    Reply {
-        recipient: RecipientId,
-        surb_id: SurbId,
-    },
-}
-
-/// Which action the creator expects a hop's commands to produce.
+/// Which action the terminal hop of a path being created must have: a
+/// forward packet's delivers, a SURB's replies.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Expect {
-    Forward,
+pub(crate) enum Terminal {
     Deliver,
     Reply,
 }
 
-/// Write a hop's commands area: the caller's commands, then `next_node_hop`
-/// if there is a next hop, then zeros. Checks everything unwrap will check,
-/// so a created packet is always one the hop accepts.
-///
-/// # Errors
-/// [`CommandError::ReservedCommand`], [`CommandError::TooLong`],
-/// [`CommandError::WrongTerminalAction`] or any parse error.
-pub(crate) fn write_area(
-    caller: &[Command],
-    next: Option<(NodeId, [u8; MAC_LEN])>,
-    expect: Expect,
-    area: &mut [u8; COMMANDS_LEN],
-) -> Result<(), CommandError> {
-    if caller
-        .iter()
-        .any(|c| matches!(c, Command::NextNodeHop { .. }))
-    {
-        return Err(CommandError::ReservedCommand);
+/// Where a forwarding hop's `next_node_hop` MAC sits in its area. The
+/// creator appends `next_node_hop` after the caller's commands, and a
+/// forwarding hop accepts nothing else from the caller but a `node_delay`,
+/// so there are exactly two places.
+#[derive(Clone, Copy)]
+enum MacSlot {
+    /// `next_node_hop` first: `[1 + 32, 65)`.
+    First,
+    /// After a `node_delay`: `[5 + 1 + 32, 70)`.
+    AfterDelay,
+}
+
+/// One hop's commands area as the creator writes it: validated and encoded
+/// once; a forwarding hop's next-hop MAC is patched in by [`Area::write`].
+pub(crate) struct Area {
+    bytes: [u8; COMMANDS_LEN],
+    mac: Option<MacSlot>,
+}
+
+impl Area {
+    /// The area for a hop given `caller`'s commands, followed by
+    /// `next_node_hop(next)` if the hop forwards; a terminal hop must have
+    /// the `terminal` action. Checks everything unwrap will check.
+    ///
+    /// # Errors
+    /// [`CommandError::ReservedCommand`], [`CommandError::TooLong`],
+    /// [`CommandError::WrongTerminalAction`] or any parse error.
+    pub(crate) fn new(
+        caller: &[Command],
+        next: Option<NodeId>,
+        terminal: Terminal,
+    ) -> Result<Self, CommandError> {
+        if caller
+            .iter()
+            .any(|c| matches!(c, Command::NextNodeHop { .. }))
+        {
+            return Err(CommandError::ReservedCommand);
+        }
+        let appended = next.map(|id| Command::NextNodeHop {
+            id,
+            mac: [0; MAC_LEN],
+        });
+        let mut bytes = [0u8; COMMANDS_LEN];
+        let mut rest: &mut [u8] = &mut bytes;
+        for cmd in caller.iter().chain(appended.iter()) {
+            let encoded = cmd.encode();
+            let (dst, tail) = core::mem::take(&mut rest)
+                .split_at_mut_checked(encoded.as_bytes().len())
+                .ok_or(CommandError::TooLong)?;
+            dst.copy_from_slice(encoded.as_bytes());
+            rest = tail;
+        }
+        let mac = match (Commands::parse(&bytes)?.route(), caller, terminal) {
+            (Route::Forward { .. }, [], _) => Some(MacSlot::First),
+            (Route::Forward { .. }, [Command::NodeDelay(_)], _) => Some(MacSlot::AfterDelay),
+            (Route::Deliver { .. }, _, Terminal::Deliver)
+            | (Route::Reply { .. }, _, Terminal::Reply) => None,
+            // The parser has refused every other forwarding area.
+            (Route::Forward { .. }, ..) => return Err(CommandError::NoAction),
+            (Route::Deliver { .. } | Route::Reply { .. }, ..) => {
+                return Err(CommandError::WrongTerminalAction);
+            }
+        };
+        Ok(Self { bytes, mac })
     }
-    let appended = next.map(|(id, mac)| Command::NextNodeHop { id, mac });
-    let mut scratch = [0u8; COMMANDS_LEN];
-    let mut rest: &mut [u8] = &mut scratch;
-    for cmd in caller.iter().chain(appended.iter()) {
-        let (enc, len) = cmd.encode();
-        let (dst, tail) = core::mem::take(&mut rest)
-            .split_at_mut_checked(len)
-            .ok_or(CommandError::TooLong)?;
-        dst.copy_from_slice(enc.get(..len).unwrap_or_default());
-        rest = tail;
+
+    /// An area taken verbatim: no command checked, no MAC slot. Only for
+    /// negative test vectors (feature `hazmat`).
+    #[cfg(feature = "hazmat")]
+    pub(crate) fn raw(bytes: [u8; COMMANDS_LEN]) -> Self {
+        Self { bytes, mac: None }
     }
-    let got = match Commands::parse(&scratch)?.action()? {
-        Plan::Forward { .. } => Expect::Forward,
-        Plan::Deliver { .. } => Expect::Deliver,
-        Plan::Reply { .. } => Expect::Reply,
-    };
-    if got != expect {
-        return Err(CommandError::WrongTerminalAction);
+
+    /// Write the area into `out`, with `next_mac` in its `next_node_hop`
+    /// (ignored by a terminal or raw area).
+    pub(crate) fn write(&self, next_mac: &[u8; MAC_LEN], out: &mut [u8; COMMANDS_LEN]) {
+        *out = self.bytes;
+        const FIRST: usize = 1 + NODE_ID_LEN;
+        const AFTER_DELAY: usize = NODE_DELAY_CMD_LEN + FIRST;
+        match self.mac {
+            None => {}
+            Some(MacSlot::First) => *sub_mut::<FIRST, MAC_LEN, COMMANDS_LEN>(out) = *next_mac,
+            Some(MacSlot::AfterDelay) => {
+                *sub_mut::<AFTER_DELAY, MAC_LEN, COMMANDS_LEN>(out) = *next_mac;
+            }
+        }
     }
-    *area = scratch;
-    Ok(())
 }

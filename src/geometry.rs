@@ -72,6 +72,8 @@ pub const ENCRYPTED_REPLY_LEN: usize = ENCRYPTED_PAYLOAD_LEN;
 /// Packet: header ‖ enciphered payload.
 pub const PACKET_LEN: usize = HEADER_LEN + ENCRYPTED_PAYLOAD_LEN;
 
+/// Header stream cipher (AES-256) key length.
+pub const STREAM_KEY_LEN: usize = 32;
 /// AEZ key length (the extracted key `I ‖ J ‖ L`).
 pub const SPRP_KEY_LEN: usize = 48;
 /// AEZ nonce length.
@@ -86,20 +88,129 @@ pub const SURB_KEYS_LEN: usize = (HOPS + 1) * SPRP_KEY_BLOCK_LEN;
 /// SHA-512/256 replay tag.
 pub const REPLAY_TAG_LEN: usize = 32;
 
-/// Offsets of the header fields inside a packet (and a SURB).
-pub(crate) mod offset {
-    use super::{HEADER_LEN, KEM_CIPHERTEXT_LEN, MAC_LEN, ROUTING_INFO_LEN, VERSION_LEN};
+/// Where every field sits, as byte ranges: the format's layout, stated once
+/// for the library and for every tool, test and benchmark (SPEC.md §1, §3.1).
+///
+/// Ranges index the buffer they are named after: [`packet`](layout::packet)
+/// ranges a 16,150-byte packet (the header ranges also a SURB, whose first
+/// 5,962 bytes are a header), [`surb`](layout::surb) a 6,058-byte SURB,
+/// [`block`](layout::block) one hop's 1,202-byte routing block once
+/// decrypted, [`kdf`](layout::kdf) the 160 bytes of per-hop key material.
+/// Each range is checked at compile time against the sizes above.
+pub mod layout {
+    use core::ops::Range;
 
-    /// Start of the KEM ciphertext.
-    pub(crate) const KEM_CT: usize = VERSION_LEN;
-    /// Start of the routing information.
-    pub(crate) const ROUTING: usize = KEM_CT + KEM_CIPHERTEXT_LEN;
-    /// Start of the header MAC.
-    pub(crate) const MAC: usize = ROUTING + ROUTING_INFO_LEN;
-    /// Start of the enciphered payload.
-    pub(crate) const PAYLOAD: usize = HEADER_LEN;
+    /// `start..start + len`, as a `const`.
+    const fn at(start: usize, len: usize) -> Range<usize> {
+        start..start + len
+    }
 
-    const _: () = assert!(MAC + MAC_LEN == HEADER_LEN);
+    /// Fields of a packet; the first five also of a header and of a SURB.
+    pub mod packet {
+        use super::super::{
+            ENCRYPTED_PAYLOAD_LEN, HEADER_LEN, KEM_CIPHERTEXT_LEN, MAC_LEN, PACKET_LEN,
+            PER_HOP_ROUTING_LEN, ROUTING_INFO_LEN, VERSION_LEN, X25519_LEN,
+        };
+        use super::{Range, at};
+
+        /// Version bytes, always `00 00`.
+        pub const VERSION: Range<usize> = at(0, VERSION_LEN);
+        /// The hybrid KEM ciphertext for this hop (hashed into the replay tag).
+        pub const KEM_CIPHERTEXT: Range<usize> = at(VERSION.end, KEM_CIPHERTEXT_LEN);
+        /// Its X25519 half: the ephemeral public key.
+        pub const KEM_X25519: Range<usize> = at(KEM_CIPHERTEXT.start, X25519_LEN);
+        /// Its ML-KEM-768 half.
+        pub const KEM_MLKEM: Range<usize> = KEM_X25519.end..KEM_CIPHERTEXT.end;
+        /// The encrypted routing information: four 1,202-byte blocks.
+        pub const ROUTING_INFO: Range<usize> = at(KEM_CIPHERTEXT.end, ROUTING_INFO_LEN);
+        /// The header MAC, over everything before it.
+        pub const MAC: Range<usize> = at(ROUTING_INFO.end, MAC_LEN);
+        /// What the header MAC covers: version, KEM ciphertext, routing.
+        pub const AUTHENTICATED: Range<usize> = 0..MAC.start;
+        /// The whole header.
+        pub const HEADER: Range<usize> = 0..MAC.end;
+        /// The enciphered payload.
+        pub const PAYLOAD: Range<usize> = at(HEADER.end, ENCRYPTED_PAYLOAD_LEN);
+
+        /// Block `i` (0..4) of the routing information as it arrives; only
+        /// block 0 is readable by the receiving hop.
+        #[must_use]
+        pub const fn routing_block(i: usize) -> Range<usize> {
+            at(
+                ROUTING_INFO.start + i * PER_HOP_ROUTING_LEN,
+                PER_HOP_ROUTING_LEN,
+            )
+        }
+
+        const _: () = assert!(HEADER.end == HEADER_LEN && PAYLOAD.end == PACKET_LEN);
+    }
+
+    /// Fields of a SURB after its header.
+    pub mod surb {
+        use super::super::{HEADER_LEN, NODE_ID_LEN, SPRP_IV_LEN, SPRP_KEY_LEN, SURB_LEN};
+        use super::{Range, at};
+
+        /// The header of the reply's path.
+        pub const HEADER: Range<usize> = 0..HEADER_LEN;
+        /// The id of the hop the reply is sent to.
+        pub const FIRST_HOP: Range<usize> = at(HEADER.end, NODE_ID_LEN);
+        /// The reply's SPRP key.
+        pub const REPLY_KEY: Range<usize> = at(FIRST_HOP.end, SPRP_KEY_LEN);
+        /// The reply's SPRP nonce.
+        pub const REPLY_IV: Range<usize> = at(REPLY_KEY.end, SPRP_IV_LEN);
+        /// Reply key and nonce: the 64-byte key block that is also the last
+        /// of the SURB keys.
+        pub const REPLY_KEY_BLOCK: Range<usize> = REPLY_KEY.start..REPLY_IV.end;
+
+        const _: () = assert!(REPLY_IV.end == SURB_LEN);
+    }
+
+    /// One hop's decrypted 1,202-byte routing block.
+    pub mod block {
+        use super::super::{COMMANDS_LEN, KEM_CIPHERTEXT_LEN, PER_HOP_ROUTING_LEN};
+        use super::{Range, at};
+
+        /// The hop's commands area.
+        pub const COMMANDS: Range<usize> = at(0, COMMANDS_LEN);
+        /// The next hop's KEM ciphertext (zero at the terminal hop).
+        pub const NEXT_KEM_CIPHERTEXT: Range<usize> = at(COMMANDS.end, KEM_CIPHERTEXT_LEN);
+
+        const _: () = assert!(NEXT_KEM_CIPHERTEXT.end == PER_HOP_ROUTING_LEN);
+    }
+
+    /// The 160 bytes HKDF-Expand derives from one hop's shared secret.
+    pub mod kdf {
+        use super::super::{MAC_LEN, SPRP_IV_LEN, SPRP_KEY_LEN, STREAM_KEY_LEN};
+        use super::{Range, at};
+
+        /// Bytes of key material per hop.
+        pub const OUTPUT_LEN: usize = 160;
+        /// Header MAC key.
+        pub const MAC_KEY: Range<usize> = at(0, MAC_LEN);
+        /// Header stream (AES-256-CTR) key.
+        pub const STREAM_KEY: Range<usize> = at(MAC_KEY.end, STREAM_KEY_LEN);
+        /// Header stream IV, also the payload SPRP's nonce.
+        pub const STREAM_IV: Range<usize> = at(STREAM_KEY.end, SPRP_IV_LEN);
+        /// Payload SPRP (AEZ) key.
+        pub const SPRP_KEY: Range<usize> = at(STREAM_IV.end, SPRP_KEY_LEN);
+        /// Derived but not used by KEMSphinx.
+        pub const UNUSED: Range<usize> = SPRP_KEY.end..OUTPUT_LEN;
+
+        const _: () = assert!(UNUSED.start <= UNUSED.end);
+    }
+
+    /// The 10,188-byte enciphered payload, once every layer is removed.
+    pub mod payload {
+        use super::super::{ENCRYPTED_PAYLOAD_LEN, PAYLOAD_LEN, PAYLOAD_TAG_LEN};
+        use super::{Range, at};
+
+        /// The tag: all zero, checked at the end.
+        pub const TAG: Range<usize> = at(0, PAYLOAD_TAG_LEN);
+        /// The payload the sender gave.
+        pub const BODY: Range<usize> = at(TAG.end, PAYLOAD_LEN);
+
+        const _: () = assert!(BODY.end == ENCRYPTED_PAYLOAD_LEN);
+    }
 }
 
 // The numbers the reference fixes; a change to any base value above must

@@ -1,4 +1,4 @@
-//! Creating a header, shared by forward packets and SURBs (SPEC.md §5).
+//! Creating a header, shared by forward packets and SURBs (SPEC.md §5.1).
 //!
 //! A header is `00 00 ‖ KEM ciphertext ‖ routing info ‖ MAC`. The routing
 //! info is built backwards from the terminal hop: each hop's 1,202-byte
@@ -6,15 +6,19 @@
 //! 4,808 bytes encrypted with that hop's stream. The "filler" that hops
 //! shift in at the end is computed first, so every hop's MAC covers exactly
 //! the bytes that hop will see.
+//!
+//! Every check happens before: [`Areas::new`] validates and encodes all
+//! four commands areas, so [`build`] cannot fail and never writes a header
+//! that a hop would refuse.
 
 use rand_core::CryptoRng;
 
-use crate::bytes::sub_mut;
-use crate::commands::{Command, Expect, NodeId, write_area};
-use crate::error::Error;
+use crate::bytes::{field, field_mut, sub_mut};
+use crate::commands::{Area, Command, NodeId, Terminal};
+use crate::error::{CommandError, Error};
+use crate::geometry::layout::{block, packet};
 use crate::geometry::{
-    COMMANDS_LEN, HEADER_LEN, HOPS, KEM_CIPHERTEXT_LEN, MAC_LEN, PER_HOP_ROUTING_LEN,
-    ROUTING_INFO_LEN, STREAM_LEN, offset,
+    HEADER_LEN, HOPS, MAC_LEN, PER_HOP_ROUTING_LEN, ROUTING_INFO_LEN, SHARED_SECRET_LEN, STREAM_LEN,
 };
 use crate::hop::HopKeys;
 use crate::kem::{Ciphertext, PublicKey};
@@ -45,18 +49,11 @@ impl HopSecret {
     /// Encapsulate a fresh secret to `hop` and derive its keys.
     fn encapsulate<R: CryptoRng + ?Sized>(rng: &mut R, hop: &Hop<'_>) -> Result<Self, Error> {
         let (ciphertext, ss) = hop.public_key.encapsulate(rng)?;
-        Ok(Self {
-            ciphertext,
-            keys: HopKeys::derive(ss.as_bytes()),
-        })
+        Ok(Self::from_parts(&ciphertext, ss.as_bytes()))
     }
 
     /// The hop's secret from a known encapsulation.
-    #[cfg(feature = "hazmat")]
-    pub(crate) fn from_parts(
-        ciphertext: &Ciphertext,
-        ss: &[u8; crate::geometry::SHARED_SECRET_LEN],
-    ) -> Self {
+    pub(crate) fn from_parts(ciphertext: &Ciphertext, ss: &[u8; SHARED_SECRET_LEN]) -> Self {
         Self {
             ciphertext: *ciphertext,
             keys: HopKeys::derive(ss),
@@ -81,157 +78,111 @@ pub(crate) fn encapsulate_path<R: CryptoRng + ?Sized>(
     ])
 }
 
-/// The action hop `index` must produce: forward, except at the terminal.
-fn expect_at(index: usize, terminal: Expect) -> Expect {
-    if index + 1 < HOPS {
-        Expect::Forward
-    } else {
-        terminal
+/// The four commands areas of a path, validated and encoded.
+pub(crate) struct Areas([Area; HOPS]);
+
+impl Areas {
+    /// Validate every hop's commands: hops 0–2 forward to the next hop's id,
+    /// the terminal hop has the `terminal` action.
+    ///
+    /// # Errors
+    /// The [`CommandError`] of the first hop whose area cannot be created.
+    pub(crate) fn new(path: &Path<'_>, terminal: Terminal) -> Result<Self, CommandError> {
+        let [a, b, c, d] = path;
+        Ok(Self([
+            Area::new(a.commands, Some(b.id), terminal)?,
+            Area::new(b.commands, Some(c.id), terminal)?,
+            Area::new(c.commands, Some(d.id), terminal)?,
+            Area::new(d.commands, None, terminal)?,
+        ]))
+    }
+
+    /// As [`Areas::new`] for a forward packet, except that each hop with a
+    /// raw area gets those 82 bytes verbatim (for negative test vectors).
+    ///
+    /// # Errors
+    /// As [`Areas::new`], for the hops without a raw area.
+    #[cfg(feature = "hazmat")]
+    pub(crate) fn with_raw(
+        path: &Path<'_>,
+        raw: &[Option<[u8; crate::geometry::COMMANDS_LEN]>; HOPS],
+    ) -> Result<Self, CommandError> {
+        let area = |hop: &Hop<'_>, next: Option<&Hop<'_>>, raw: &Option<_>| match raw {
+            Some(bytes) => Ok(Area::raw(*bytes)),
+            None => Area::new(hop.commands, next.map(|n| n.id), Terminal::Deliver),
+        };
+        let ([a, b, c, d], [ra, rb, rc, rd]) = (path, raw);
+        Ok(Self([
+            area(a, Some(b), ra)?,
+            area(b, Some(c), rb)?,
+            area(c, Some(d), rc)?,
+            area(d, None, rd)?,
+        ]))
     }
 }
 
-/// Check every hop's commands before any work is done, so creation either
-/// fails before touching the output or succeeds.
-///
-/// # Errors
-/// [`Error::Command`] for the first hop whose commands cannot be created.
-pub(crate) fn check_commands(path: &Path<'_>, terminal: Expect) -> Result<(), Error> {
-    let mut area = [0u8; COMMANDS_LEN];
-    for (index, hop) in path.iter().enumerate() {
-        // The real MAC is not known yet; any 32 bytes have the same length.
-        let next = path.get(index + 1).map(|n| (n.id, [0u8; MAC_LEN]));
-        write_area(hop.commands, next, expect_at(index, terminal), &mut area)?;
-    }
-    Ok(())
-}
-
-/// Write the header for `path` into `header`. Commands must have passed
-/// [`check_commands`] with the same `terminal`.
-///
-/// # Errors
-/// [`Error::Command`] only if `check_commands` was skipped.
-pub(crate) fn build(
-    path: &Path<'_>,
-    secrets: &PathSecrets,
-    terminal: Expect,
-    header: &mut [u8; HEADER_LEN],
-) -> Result<(), Error> {
-    build_with(path, secrets, header, |index, hop, next, area| {
-        write_area(hop.commands, next, expect_at(index, terminal), area).map_err(Error::from)
-    })
-}
-
-/// A commands area given verbatim, bypassing every command check.
-#[cfg(feature = "hazmat")]
-pub(crate) type RawArea = [u8; COMMANDS_LEN];
-
-/// [`build`] for a forward packet, except that each hop with a raw area
-/// gets those 82 bytes verbatim instead of its checked commands (and no
-/// `next_node_hop`). For negative test vectors only: it exists to make
-/// headers whose MAC is valid but whose commands are malformed.
-///
-/// # Errors
-/// [`Error::Command`] if a hop without a raw area has commands that
-/// cannot be created.
-#[cfg(feature = "hazmat")]
-pub(crate) fn build_with_raw_areas(
-    path: &Path<'_>,
-    secrets: &PathSecrets,
-    raw: &[Option<RawArea>; HOPS],
-    header: &mut [u8; HEADER_LEN],
-) -> Result<(), Error> {
-    build_with(path, secrets, header, |index, hop, next, area| {
-        match raw.get(index).copied().flatten() {
-            Some(raw) => {
-                *area = raw;
-                Ok(())
-            }
-            None => write_area(hop.commands, next, expect_at(index, Expect::Deliver), area)
-                .map_err(Error::from),
-        }
-    })
-}
-
-/// The header construction of SPEC.md §5.1, with `write` filling each
-/// hop's commands area from its index, its hop and the next hop's id and
-/// MAC (none at the terminal hop).
-fn build_with(
-    path: &Path<'_>,
-    secrets: &PathSecrets,
-    header: &mut [u8; HEADER_LEN],
-    mut write: impl FnMut(
-        usize,
-        &Hop<'_>,
-        Option<(NodeId, [u8; MAC_LEN])>,
-        &mut [u8; COMMANDS_LEN],
-    ) -> Result<(), Error>,
-) -> Result<(), Error> {
+/// Write the header for `areas` and `secrets` into `header`.
+pub(crate) fn build(areas: &Areas, secrets: &PathSecrets, header: &mut [u8; HEADER_LEN]) {
     header.fill(0);
-    write_filler(
-        secrets,
-        sub_mut::<{ offset::ROUTING }, ROUTING_INFO_LEN, HEADER_LEN>(header),
-    );
-
-    let mut next: Option<(NodeId, [u8; MAC_LEN])> = None;
-    for index in (0..HOPS).rev() {
-        let (Some(hop), Some(secret)) = (path.get(index), secrets.get(index)) else {
-            continue;
-        };
-        let next_ct = secrets.get(index + 1).map(|s| &s.ciphertext);
-        let routing = sub_mut::<{ offset::ROUTING }, ROUTING_INFO_LEN, HEADER_LEN>(header);
-        let encrypted_len = if next_ct.is_some() {
-            // Shift the next hop's view right, dropping the tail this hop's
-            // stream turns back into filler.
-            routing.copy_within(
-                ..ROUTING_INFO_LEN - PER_HOP_ROUTING_LEN,
-                PER_HOP_ROUTING_LEN,
-            );
-            ROUTING_INFO_LEN
-        } else {
-            PER_HOP_ROUTING_LEN
-        };
-        let block = sub_mut::<0, PER_HOP_ROUTING_LEN, ROUTING_INFO_LEN>(routing);
-        write(
-            index,
-            hop,
-            next,
-            sub_mut::<0, COMMANDS_LEN, PER_HOP_ROUTING_LEN>(block),
-        )?;
-        write_next_ciphertext(next_ct, block);
-        secret
-            .keys
-            .apply_stream(0, routing.get_mut(..encrypted_len).unwrap_or_default());
-
-        *sub_mut::<{ offset::KEM_CT }, KEM_CIPHERTEXT_LEN, HEADER_LEN>(header) = secret.ciphertext;
-        let mac = secret
-            .keys
-            .mac(&[header.get(..offset::MAC).unwrap_or_default()]);
-        next = Some((hop.id, mac));
+    write_filler(secrets, field_mut!(header, packet::ROUTING_INFO));
+    let ([a0, a1, a2, a3], [s0, s1, s2, s3]) = (&areas.0, secrets);
+    let mut mac = seal_hop(a3, s3, None, header);
+    for (area, secret, next) in [(a2, s2, s3), (a1, s1, s2), (a0, s0, s1)] {
+        mac = seal_hop(area, secret, Some((&next.ciphertext, &mac)), header);
     }
-    if let Some((_, mac)) = next {
-        *sub_mut::<{ offset::MAC }, MAC_LEN, HEADER_LEN>(header) = mac;
+    *field_mut!(header, packet::MAC) = mac;
+}
+
+/// Prepend one hop's block to the routing info and encrypt it, set the
+/// hop's KEM ciphertext, and return the hop's MAC. `next` is the next hop's
+/// ciphertext and MAC (none at the terminal hop).
+fn seal_hop(
+    area: &Area,
+    secret: &HopSecret,
+    next: Option<(&Ciphertext, &[u8; MAC_LEN])>,
+    header: &mut [u8; HEADER_LEN],
+) -> [u8; MAC_LEN] {
+    let routing = field_mut!(header, packet::ROUTING_INFO);
+    if next.is_some() {
+        // Shift the next hop's view right, dropping the tail this hop's
+        // stream turns back into filler.
+        routing.copy_within(
+            ..ROUTING_INFO_LEN - PER_HOP_ROUTING_LEN,
+            PER_HOP_ROUTING_LEN,
+        );
     }
-    Ok(())
+    let hop_block = sub_mut::<0, PER_HOP_ROUTING_LEN, ROUTING_INFO_LEN>(routing);
+    let (mac, ciphertext) = next.map_or(([0; MAC_LEN], [0; _]), |(ct, mac)| (*mac, *ct));
+    area.write(&mac, field_mut!(hop_block, block::COMMANDS));
+    *field_mut!(hop_block, block::NEXT_KEM_CIPHERTEXT) = ciphertext;
+    match next {
+        // The terminal block alone: the filler after it is already what the
+        // terminal hop's stream will turn it into.
+        None => secret.keys.apply_stream(0, hop_block),
+        Some(_) => secret.keys.apply_stream(0, routing),
+    }
+    *field_mut!(header, packet::KEM_CIPHERTEXT) = secret.ciphertext;
+    secret.keys.mac(field!(header, packet::AUTHENTICATED))
 }
 
 /// The filler: what the terminal hop sees after its own block, i.e. the
 /// blocks the first three hops' streams shift in, each re-encrypted by the
 /// streams of the hops after it. Written into `routing[1202..]`.
 fn write_filler(secrets: &PathSecrets, routing: &mut [u8; ROUTING_INFO_LEN]) {
-    let filler = routing.get_mut(PER_HOP_ROUTING_LEN..).unwrap_or_default();
-    for (index, secret) in secrets.iter().take(HOPS - 1).enumerate() {
-        let len = PER_HOP_ROUTING_LEN * (index + 1);
-        let part = filler.get_mut(..len).unwrap_or_default();
-        secret.keys.apply_stream(STREAM_LEN - len, part);
-    }
+    const FILLER_LEN: usize = ROUTING_INFO_LEN - PER_HOP_ROUTING_LEN;
+    let filler = sub_mut::<PER_HOP_ROUTING_LEN, FILLER_LEN, ROUTING_INFO_LEN>(routing);
+    let [s0, s1, s2, _] = secrets;
+    filler_part::<PER_HOP_ROUTING_LEN>(s0, filler);
+    filler_part::<{ 2 * PER_HOP_ROUTING_LEN }>(s1, filler);
+    filler_part::<{ 3 * PER_HOP_ROUTING_LEN }>(s2, filler);
 }
 
-/// The rest of one hop's plaintext block after its commands area: the next
-/// hop's KEM ciphertext (zeros at the terminal hop).
-fn write_next_ciphertext(next_ct: Option<&Ciphertext>, block: &mut [u8; PER_HOP_ROUTING_LEN]) {
-    let ct = sub_mut::<COMMANDS_LEN, KEM_CIPHERTEXT_LEN, PER_HOP_ROUTING_LEN>(block);
-    match next_ct {
-        Some(next_ct) => *ct = *next_ct,
-        None => ct.fill(0),
-    }
+/// XOR the last `LEN` bytes of a hop's 6,010-byte stream into the first
+/// `LEN` bytes of the filler.
+fn filler_part<const LEN: usize>(
+    secret: &HopSecret,
+    filler: &mut [u8; ROUTING_INFO_LEN - PER_HOP_ROUTING_LEN],
+) {
+    let part = sub_mut::<0, LEN, { ROUTING_INFO_LEN - PER_HOP_ROUTING_LEN }>(filler);
+    secret.keys.apply_stream(STREAM_LEN - LEN, part);
 }

@@ -13,16 +13,18 @@ use sha2::{Digest, Sha256, Sha512_256};
 use subtle::ConstantTimeEq;
 use zeroize::{ZeroizeOnDrop, Zeroizing};
 
-use crate::aez::Aez;
-use crate::bytes::sub;
+use crate::bytes::field;
+use crate::geometry::layout::kdf;
 use crate::geometry::{
     KEM_CIPHERTEXT_LEN, MAC_LEN, REPLAY_TAG_LEN, SHARED_SECRET_LEN, SPRP_IV_LEN, SPRP_KEY_LEN,
+    STREAM_KEY_LEN,
 };
+use crate::payload::Layer;
 
 /// HKDF `info` of the Katzenpost KDF.
 const KDF_INFO: &[u8] = b"katzenpost-kdf-v0-hkdf-sha256";
 /// Bytes of key material expanded per hop (the last 32 are unused).
-pub(crate) const KDF_OUTPUT_LEN: usize = 160;
+const KDF_OUTPUT_LEN: usize = kdf::OUTPUT_LEN;
 /// SHA-256 output, the HKDF block.
 const HASH_LEN: usize = 32;
 /// SHA-256 block, the HMAC key block.
@@ -48,24 +50,29 @@ impl HopKeys {
         }
     }
 
-    /// Header MAC key, `okm[0..32)`.
-    pub(crate) fn mac_key(&self) -> &[u8; MAC_LEN] {
-        sub::<0, MAC_LEN, KDF_OUTPUT_LEN>(&self.okm)
+    /// Header MAC key.
+    fn mac_key(&self) -> &[u8; MAC_LEN] {
+        field!(&*self.okm, kdf::MAC_KEY)
     }
 
-    /// Header stream key, `okm[32..64)`.
-    pub(crate) fn stream_key(&self) -> &[u8; 32] {
-        sub::<32, 32, KDF_OUTPUT_LEN>(&self.okm)
+    /// Header stream key.
+    fn stream_key(&self) -> &[u8; STREAM_KEY_LEN] {
+        field!(&*self.okm, kdf::STREAM_KEY)
     }
 
-    /// Header stream IV, `okm[64..80)`; also the payload SPRP's nonce.
-    pub(crate) fn iv(&self) -> &[u8; SPRP_IV_LEN] {
-        sub::<64, SPRP_IV_LEN, KDF_OUTPUT_LEN>(&self.okm)
+    /// Header stream IV; also the payload SPRP's nonce.
+    fn iv(&self) -> &[u8; SPRP_IV_LEN] {
+        field!(&*self.okm, kdf::STREAM_IV)
     }
 
-    /// Payload SPRP key, `okm[80..128)`.
-    pub(crate) fn sprp_key(&self) -> &[u8; SPRP_KEY_LEN] {
-        sub::<80, SPRP_KEY_LEN, KDF_OUTPUT_LEN>(&self.okm)
+    /// Payload SPRP key.
+    fn sprp_key(&self) -> &[u8; SPRP_KEY_LEN] {
+        field!(&*self.okm, kdf::SPRP_KEY)
+    }
+
+    /// This hop's payload layer: the SPRP key with the stream IV as nonce.
+    pub(crate) fn layer(&self) -> Layer<'_> {
+        Layer::new(self.sprp_key(), self.iv())
     }
 
     /// The header keystream generator, positioned at `offset`.
@@ -80,23 +87,14 @@ impl HopKeys {
         self.stream_at(offset).apply_keystream(buf);
     }
 
-    /// The payload SPRP of this hop.
-    pub(crate) fn sprp(&self) -> Aez {
-        Aez::new(self.sprp_key())
-    }
-
-    /// HMAC-SHA256 over the concatenation of `parts`.
-    pub(crate) fn mac(&self, parts: &[&[u8]]) -> [u8; MAC_LEN] {
-        let mut mac = hmac_sha256(self.mac_key());
-        for part in parts {
-            mac.update(part);
-        }
-        mac.finalize().into_bytes().into()
+    /// HMAC-SHA256 of `msg` under the header MAC key.
+    pub(crate) fn mac(&self, msg: &[u8]) -> [u8; MAC_LEN] {
+        mac(self.mac_key(), msg)
     }
 
     /// Whether `tag` is the MAC of `msg`, compared in constant time.
     pub(crate) fn verify_mac(&self, msg: &[u8], tag: &[u8; MAC_LEN]) -> bool {
-        let expected = Zeroizing::new(self.mac(&[msg]));
+        let expected = Zeroizing::new(self.mac(msg));
         expected.ct_eq(tag).into()
     }
 }
@@ -106,7 +104,7 @@ impl HopKeys {
 /// HMAC pads keys shorter than the hash block with zeros (RFC 2104 §2), so
 /// passing the padded 64-byte block is the same function through the
 /// infallible constructor.
-fn hmac_sha256(key: &[u8; 32]) -> Hmac<Sha256> {
+fn hmac_sha256(key: &[u8; MAC_LEN]) -> Hmac<Sha256> {
     let mut block = Zeroizing::new([0u8; HMAC_BLOCK_LEN]);
     for (b, k) in block.iter_mut().zip(key) {
         *b = *k;
@@ -117,7 +115,7 @@ fn hmac_sha256(key: &[u8; 32]) -> Hmac<Sha256> {
 /// HKDF-Expand (RFC 5869 §2.3) with SHA-256 for exactly 160 bytes:
 /// `T(i) = HMAC(PRK, T(i-1) ‖ info ‖ i)`, five blocks, written straight
 /// into a zeroizing buffer.
-fn hkdf_expand(prk: &[u8; SHARED_SECRET_LEN]) -> Zeroizing<[u8; KDF_OUTPUT_LEN]> {
+pub(crate) fn hkdf_expand(prk: &[u8; SHARED_SECRET_LEN]) -> Zeroizing<[u8; KDF_OUTPUT_LEN]> {
     let base = hmac_sha256(prk);
     let mut okm = Zeroizing::new([0u8; KDF_OUTPUT_LEN]);
     let mut previous: Zeroizing<[u8; HASH_LEN]> = Zeroizing::new([0; HASH_LEN]);
@@ -139,27 +137,8 @@ pub(crate) fn replay_tag(kem_ciphertext: &[u8; KEM_CIPHERTEXT_LEN]) -> [u8; REPL
     Sha512_256::digest(kem_ciphertext).into()
 }
 
-/// The 160-byte KDF output for `ikm`, for conformance vectors.
-#[cfg(feature = "hazmat")]
-#[doc(hidden)]
-pub fn debug_kdf(ikm: &[u8; SHARED_SECRET_LEN]) -> Zeroizing<[u8; KDF_OUTPUT_LEN]> {
-    hkdf_expand(ikm)
-}
-
-/// The header keystream for `key` and `iv`, for conformance vectors.
-#[cfg(feature = "hazmat")]
-#[doc(hidden)]
-pub fn debug_keystream(key: &[u8; 32], iv: &[u8; SPRP_IV_LEN], out: &mut [u8]) {
-    out.fill(0);
-    HeaderStream::new(key.into(), iv.into()).apply_keystream(out);
-}
-
-/// HMAC-SHA256 of `msg` under a 32-byte header MAC key, for conformance
-/// vectors.
-#[cfg(feature = "hazmat")]
-#[doc(hidden)]
-#[must_use]
-pub fn debug_mac(key: &[u8; MAC_LEN], msg: &[u8]) -> [u8; MAC_LEN] {
+/// HMAC-SHA256 of `msg` under a 32-byte key.
+pub(crate) fn mac(key: &[u8; MAC_LEN], msg: &[u8]) -> [u8; MAC_LEN] {
     let mut mac = hmac_sha256(key);
     mac.update(msg);
     mac.finalize().into_bytes().into()

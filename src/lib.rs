@@ -2,22 +2,26 @@
 #![forbid(unsafe_code)]
 #![doc = include_str!("../README.md")]
 
-pub mod aez;
-mod bytes;
-pub mod commands;
-pub mod error;
-pub mod geometry;
-mod header;
+// Until the AEZ crate replaces it, conformance tools reach AEZ here.
 #[cfg(feature = "hazmat")]
 #[doc(hidden)]
-pub mod hop;
+pub mod aez;
 #[cfg(not(feature = "hazmat"))]
+mod aez;
+mod bytes;
+mod commands;
+mod error;
+pub mod geometry;
+#[cfg(feature = "hazmat")]
+pub mod hazmat;
+mod header;
 mod hop;
-pub mod kem;
-pub mod packet;
+mod kem;
+mod packet;
+mod payload;
 #[cfg(feature = "pem")]
 pub mod pem;
-pub mod surb;
+mod surb;
 
 pub use commands::{Command, Commands, NodeId, RecipientId, SurbId};
 pub use error::{CommandError, Error, Input, KeyError, PemError};

@@ -9,20 +9,20 @@
 
 use ctr::cipher::StreamCipher;
 use rand_core::CryptoRng;
-use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
-use crate::bytes::{split_mut, sub, sub_mut};
-use crate::commands::{Commands, Expect, NodeId, Plan, RecipientId, SurbId};
+use crate::bytes::{field, field_mut, split_mut, sub_mut};
+use crate::commands::{Commands, NodeId, RecipientId, Route, SurbId, Terminal};
 use crate::error::{Error, Input, array_mut, array_ref};
+use crate::geometry::layout::{block, packet as at};
 use crate::geometry::{
-    COMMANDS_LEN, ENCRYPTED_PAYLOAD_LEN, ENCRYPTED_REPLY_LEN, HEADER_LEN, KEM_CIPHERTEXT_LEN,
-    MAC_LEN, PACKET_LEN, PAYLOAD_LEN, PAYLOAD_TAG_LEN, PER_HOP_ROUTING_LEN, REPLAY_TAG_LEN,
-    ROUTING_INFO_LEN, VERSION_LEN, offset,
+    ENCRYPTED_REPLY_LEN, HEADER_LEN, MAC_LEN, PACKET_LEN, PAYLOAD_LEN, PER_HOP_ROUTING_LEN,
+    REPLAY_TAG_LEN, ROUTING_INFO_LEN, VERSION_LEN,
 };
-use crate::header::{self, Path, PathSecrets};
+use crate::header::{self, Areas, Path, PathSecrets};
 use crate::hop::{self, HeaderStream, HopKeys};
 use crate::kem::{Ciphertext, PrivateKey};
+use crate::payload::{self, Body};
 
 /// The only version this format has.
 const VERSION: [u8; VERSION_LEN] = [0, 0];
@@ -46,14 +46,6 @@ impl core::fmt::Debug for ReplayTag {
 #[must_use]
 pub fn replay_tag(packet: &[u8; PACKET_LEN]) -> ReplayTag {
     ReplayTag(hop::replay_tag(kem_ciphertext(packet)))
-}
-
-impl ReplayTag {
-    /// The replay tag of a KEM ciphertext (what [`replay_tag`] hashes).
-    #[must_use]
-    pub fn of_ciphertext(kem_ciphertext: &Ciphertext) -> Self {
-        Self(hop::replay_tag(kem_ciphertext))
-    }
 }
 
 /// View a received buffer as a packet, refusing any other length.
@@ -86,98 +78,23 @@ pub fn create_packet<R: CryptoRng + ?Sized>(
     payload: &[u8; PAYLOAD_LEN],
     out: &mut [u8; PACKET_LEN],
 ) -> Result<(), Error> {
-    header::check_commands(path, Expect::Deliver)?;
+    let areas = Areas::new(path, Terminal::Deliver)?;
     let secrets = header::encapsulate_path(rng, path)?;
-    seal(path, &secrets, payload, out)
-}
-
-/// [`create_packet`] from known encapsulations instead of fresh ones.
-///
-/// For conformance tests only: it recreates a packet from the KEM
-/// ciphertexts and shared secrets recovered at each hop. Reusing
-/// encapsulations across packets destroys unlinkability.
-///
-/// # Errors
-/// As [`create_packet`].
-#[cfg(feature = "hazmat")]
-#[doc(hidden)]
-pub fn create_packet_from_encapsulations(
-    path: &Path<'_>,
-    encapsulations: &[(Ciphertext, [u8; crate::geometry::SHARED_SECRET_LEN]);
-         crate::geometry::HOPS],
-    payload: &[u8; PAYLOAD_LEN],
-    out: &mut [u8; PACKET_LEN],
-) -> Result<(), Error> {
-    header::check_commands(path, Expect::Deliver)?;
-    let secrets = encapsulations
-        .each_ref()
-        .map(|(ct, ss)| header::HopSecret::from_parts(ct, ss));
-    seal(path, &secrets, payload, out)
-}
-
-/// A packet whose commands areas are given raw, for **negative test
-/// vectors only**.
-///
-/// Like [`create_packet_from_encapsulations`], except that every hop with
-/// `Some(area)` in `raw_areas` gets those 82 bytes verbatim as its commands
-/// area: no command is checked, no `next_node_hop` is added, and that hop's
-/// [`Hop::commands`](crate::Hop::commands) are ignored. Hops with `None` are
-/// created as usual. The header MAC of every hop is valid, so the packet
-/// reaches each raw hop and is refused there by the command parser: this is
-/// how vectors for unknown ids, truncated bodies, bytes after null and
-/// repeated commands are made. [`create_packet`] can never produce such a
-/// packet, and nothing else should.
-///
-/// # Errors
-/// [`Error::Command`] if a hop without a raw area has commands that cannot
-/// be created; `out` is then untouched.
-#[cfg(feature = "hazmat")]
-#[doc(hidden)]
-pub fn create_packet_with_raw_command_areas(
-    path: &Path<'_>,
-    encapsulations: &[(Ciphertext, [u8; crate::geometry::SHARED_SECRET_LEN]);
-         crate::geometry::HOPS],
-    raw_areas: &[Option<[u8; COMMANDS_LEN]>; crate::geometry::HOPS],
-    payload: &[u8; PAYLOAD_LEN],
-    out: &mut [u8; PACKET_LEN],
-) -> Result<(), Error> {
-    let secrets = encapsulations
-        .each_ref()
-        .map(|(ct, ss)| header::HopSecret::from_parts(ct, ss));
-    let mut head = [0u8; HEADER_LEN];
-    header::build_with_raw_areas(path, &secrets, raw_areas, &mut head)?;
-    let (out_head, body) = split_mut::<HEADER_LEN, ENCRYPTED_PAYLOAD_LEN, PACKET_LEN>(out);
-    *out_head = head;
-    encrypt_payload(&secrets, payload, body);
+    seal(&areas, &secrets, payload, out);
     Ok(())
 }
 
-/// Header and layered payload encryption, once the secrets are known.
-fn seal(
-    path: &Path<'_>,
+/// Header and layered payload, once the areas and secrets are known.
+pub(crate) fn seal(
+    areas: &Areas,
     secrets: &PathSecrets,
     payload: &[u8; PAYLOAD_LEN],
     out: &mut [u8; PACKET_LEN],
-) -> Result<(), Error> {
-    let (head, body) = split_mut::<HEADER_LEN, ENCRYPTED_PAYLOAD_LEN, PACKET_LEN>(out);
-    header::build(path, secrets, Expect::Deliver, head)?;
-    encrypt_payload(secrets, payload, body);
-    Ok(())
-}
-
-/// `body = 0^32 ‖ payload`, then every hop's SPRP layer, the last hop's
-/// innermost (SPEC.md §5.2).
-fn encrypt_payload(
-    secrets: &PathSecrets,
-    payload: &[u8; PAYLOAD_LEN],
-    body: &mut [u8; ENCRYPTED_PAYLOAD_LEN],
 ) {
-    let (tag, text) = split_mut::<PAYLOAD_TAG_LEN, PAYLOAD_LEN, ENCRYPTED_PAYLOAD_LEN>(body);
-    tag.fill(0);
-    *text = *payload;
-    for secret in secrets.iter().rev() {
-        secret.keys.sprp().encipher(secret.keys.iv(), body);
-    }
+    let (head, body) = split_mut::<HEADER_LEN, { at::PAYLOAD.end - at::PAYLOAD.start }, _>(out);
+    header::build(areas, secrets, head);
+    // The terminal hop's layer is the innermost.
+    payload::seal(payload, secrets.iter().rev().map(|s| s.keys.layer()), body);
 }
 
 /// What a hop must do with a packet it unwrapped.
@@ -265,26 +182,32 @@ pub fn unwrap<'a>(
     packet: &'a mut [u8; PACKET_LEN],
 ) -> Result<Unwrapped<'a>, Error> {
     let (replay_tag, keys) = authenticate(key, packet)?;
-    let (commands, block, mut stream) = read_block(&keys, packet)?;
-    let action = match commands.action()? {
-        Plan::Forward { id, mac } => {
-            let next_ct = sub::<COMMANDS_LEN, KEM_CIPHERTEXT_LEN, PER_HOP_ROUTING_LEN>(&block);
+    let (commands, hop_block, mut stream) = read_block(&keys, packet)?;
+    let action = match commands.route() {
+        Route::Forward { next_hop, mac } => {
+            let next_ct = field!(&*hop_block, block::NEXT_KEM_CIPHERTEXT);
             shift_header(packet, &mut stream, next_ct, &mac);
-            decrypt_payload(&keys, packet);
+            keys.layer().remove(body_mut(packet));
             Action::Forward {
-                next_hop: id,
+                next_hop,
                 delay: commands.delay(),
             }
         }
-        Plan::Deliver { recipient } => Action::Deliver {
-            recipient,
-            payload: open_payload(&keys, packet)?,
-        },
-        Plan::Reply { recipient, surb_id } => Action::SurbReply {
-            recipient,
-            surb_id,
-            encrypted_reply: decrypt_payload(&keys, packet),
-        },
+        Route::Deliver { recipient } => {
+            keys.layer().open(body_mut(packet))?;
+            Action::Deliver {
+                recipient,
+                payload: payload::contents(body_mut(packet)),
+            }
+        }
+        Route::Reply { recipient, surb_id } => {
+            keys.layer().remove(body_mut(packet));
+            Action::SurbReply {
+                recipient,
+                surb_id,
+                encrypted_reply: body_mut(packet),
+            }
+        }
     };
     Ok(Unwrapped {
         replay_tag,
@@ -299,15 +222,13 @@ fn authenticate(
     key: &PrivateKey,
     packet: &[u8; PACKET_LEN],
 ) -> Result<(ReplayTag, HopKeys), Error> {
-    if *sub::<0, VERSION_LEN, PACKET_LEN>(packet) != VERSION {
+    if *field!(packet, at::VERSION) != VERSION {
         return Err(Error::Version);
     }
     let replay_tag = replay_tag(packet);
     let ss = key.decapsulate(kem_ciphertext(packet))?;
     let keys = HopKeys::derive(ss.as_bytes());
-    let authenticated = sub::<0, { offset::MAC }, PACKET_LEN>(packet);
-    let mac = sub::<{ offset::MAC }, MAC_LEN, PACKET_LEN>(packet);
-    if !keys.verify_mac(authenticated, mac) {
+    if !keys.verify_mac(field!(packet, at::AUTHENTICATED), field!(packet, at::MAC)) {
         return Err(Error::Mac);
     }
     Ok((replay_tag, keys))
@@ -320,17 +241,21 @@ fn read_block(
     keys: &HopKeys,
     packet: &[u8; PACKET_LEN],
 ) -> Result<(Commands, Zeroizing<[u8; PER_HOP_ROUTING_LEN]>, HeaderStream), Error> {
-    let mut block =
-        Zeroizing::new(*sub::<{ offset::ROUTING }, PER_HOP_ROUTING_LEN, PACKET_LEN>(packet));
+    let mut hop_block = Zeroizing::new(*field!(packet, at::routing_block(0)));
     let mut stream = keys.stream_at(0);
-    stream.apply_keystream(&mut block[..]);
-    let commands = Commands::parse(sub::<0, COMMANDS_LEN, PER_HOP_ROUTING_LEN>(&block))?;
-    Ok((commands, block, stream))
+    stream.apply_keystream(&mut hop_block[..]);
+    let commands = Commands::parse(field!(&*hop_block, block::COMMANDS))?;
+    Ok((commands, hop_block, stream))
 }
 
 /// The KEM ciphertext of a packet.
 fn kem_ciphertext(packet: &[u8; PACKET_LEN]) -> &Ciphertext {
-    sub::<{ offset::KEM_CT }, KEM_CIPHERTEXT_LEN, PACKET_LEN>(packet)
+    field!(packet, at::KEM_CIPHERTEXT)
+}
+
+/// The enciphered payload of a packet.
+fn body_mut(packet: &mut [u8; PACKET_LEN]) -> &mut Body {
+    field_mut!(packet, at::PAYLOAD)
 }
 
 /// Turn the header into the next hop's: its KEM ciphertext, the routing
@@ -342,40 +267,11 @@ fn shift_header(
     next_ct: &Ciphertext,
     next_mac: &[u8; MAC_LEN],
 ) {
-    let routing = sub_mut::<{ offset::ROUTING }, ROUTING_INFO_LEN, PACKET_LEN>(packet);
+    const KEPT: usize = ROUTING_INFO_LEN - PER_HOP_ROUTING_LEN;
+    let routing = field_mut!(packet, at::ROUTING_INFO);
     routing.copy_within(PER_HOP_ROUTING_LEN.., 0);
-    let tail = ROUTING_INFO_LEN - PER_HOP_ROUTING_LEN;
-    routing.get_mut(tail..).unwrap_or_default().fill(0);
+    sub_mut::<KEPT, PER_HOP_ROUTING_LEN, ROUTING_INFO_LEN>(routing).fill(0);
     stream.apply_keystream(routing);
-    *sub_mut::<{ offset::KEM_CT }, KEM_CIPHERTEXT_LEN, PACKET_LEN>(packet) = *next_ct;
-    *sub_mut::<{ offset::MAC }, MAC_LEN, PACKET_LEN>(packet) = *next_mac;
-}
-
-/// Remove this hop's layer of the payload, in place.
-fn decrypt_payload<'a>(
-    keys: &HopKeys,
-    packet: &'a mut [u8; PACKET_LEN],
-) -> &'a [u8; ENCRYPTED_PAYLOAD_LEN] {
-    let body = sub_mut::<{ offset::PAYLOAD }, ENCRYPTED_PAYLOAD_LEN, PACKET_LEN>(packet);
-    keys.sprp().decipher(keys.iv(), body);
-    body
-}
-
-/// Remove the last layer and check the zero tag; on a bad tag, put the
-/// layer back so the buffer is unchanged.
-fn open_payload<'a>(
-    keys: &HopKeys,
-    packet: &'a mut [u8; PACKET_LEN],
-) -> Result<&'a [u8; PAYLOAD_LEN], Error> {
-    let body = sub_mut::<{ offset::PAYLOAD }, ENCRYPTED_PAYLOAD_LEN, PACKET_LEN>(packet);
-    let sprp = keys.sprp();
-    sprp.decipher(keys.iv(), body);
-    let tag = sub::<0, PAYLOAD_TAG_LEN, ENCRYPTED_PAYLOAD_LEN>(body);
-    if !bool::from(tag.ct_eq(&[0u8; PAYLOAD_TAG_LEN])) {
-        sprp.encipher(keys.iv(), body);
-        return Err(Error::PayloadTag);
-    }
-    Ok(sub::<PAYLOAD_TAG_LEN, PAYLOAD_LEN, ENCRYPTED_PAYLOAD_LEN>(
-        body,
-    ))
+    *field_mut!(packet, at::KEM_CIPHERTEXT) = *next_ct;
+    *field_mut!(packet, at::MAC) = *next_mac;
 }

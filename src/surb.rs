@@ -7,19 +7,18 @@
 use core::fmt;
 
 use rand_core::CryptoRng;
-use subtle::ConstantTimeEq;
 use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
 
-use crate::aez::Aez;
-use crate::bytes::{split, split_mut, sub, sub_mut};
-use crate::commands::{Expect, NodeId};
+use crate::bytes::{field, field_mut, split_mut, sub, sub_mut};
+use crate::commands::{NodeId, Terminal};
 use crate::error::{Error, Input, array_mut, array_ref};
+use crate::geometry::layout::{packet, surb as at};
 use crate::geometry::{
-    ENCRYPTED_PAYLOAD_LEN, ENCRYPTED_REPLY_LEN, HEADER_LEN, HOPS, NODE_ID_LEN, PACKET_LEN,
-    PAYLOAD_LEN, PAYLOAD_TAG_LEN, SPRP_IV_LEN, SPRP_KEY_BLOCK_LEN, SPRP_KEY_LEN, SURB_KEYS_LEN,
-    SURB_LEN, VERSION_LEN,
+    ENCRYPTED_REPLY_LEN, HEADER_LEN, HOPS, PACKET_LEN, PAYLOAD_LEN, SPRP_KEY_BLOCK_LEN,
+    SURB_KEYS_LEN, SURB_LEN,
 };
-use crate::header::{self, Path};
+use crate::header::{self, Areas, Path, PathSecrets};
+use crate::payload::{self, LayerKey};
 
 /// A 6,058-byte SURB: header ‖ first hop ‖ reply key ‖ reply IV.
 ///
@@ -37,7 +36,7 @@ impl Surb {
     /// # Errors
     /// [`Error::Version`] if the header's version bytes are not `00 00`.
     pub fn from_bytes(bytes: &[u8; SURB_LEN]) -> Result<Self, Error> {
-        if *sub::<0, VERSION_LEN, SURB_LEN>(bytes) != [0, 0] {
+        if *field!(bytes, packet::VERSION) != [0, 0] {
             return Err(Error::Version);
         }
         Ok(Self(Zeroizing::new(*bytes)))
@@ -52,21 +51,17 @@ impl Surb {
     /// The hop the reply must be sent to.
     #[must_use]
     pub fn first_hop(&self) -> NodeId {
-        NodeId(*sub::<HEADER_LEN, NODE_ID_LEN, SURB_LEN>(&self.0))
+        NodeId(*field!(&*self.0, at::FIRST_HOP))
     }
 
     /// Build the reply packet carrying `payload` into `out`, and return the
     /// hop to send it to. Deterministic: the SURB fixes every key. Consumes
     /// the SURB, which is good for one reply only.
     pub fn reply(self, payload: &[u8; PAYLOAD_LEN], out: &mut [u8; PACKET_LEN]) -> NodeId {
-        let (head, body) = split_mut::<HEADER_LEN, ENCRYPTED_PAYLOAD_LEN, PACKET_LEN>(out);
-        *head = *sub::<0, HEADER_LEN, SURB_LEN>(&self.0);
-        let (tag, text) = split_mut::<PAYLOAD_TAG_LEN, PAYLOAD_LEN, ENCRYPTED_PAYLOAD_LEN>(body);
-        tag.fill(0);
-        *text = *payload;
-        let key_block = sub::<{ HEADER_LEN + NODE_ID_LEN }, SPRP_KEY_BLOCK_LEN, SURB_LEN>(&self.0);
-        let (key, iv) = split::<SPRP_KEY_LEN, SPRP_IV_LEN, SPRP_KEY_BLOCK_LEN>(key_block);
-        Aez::new(key).encipher(iv, body);
+        let (head, body) = split_mut::<HEADER_LEN, ENCRYPTED_REPLY_LEN, PACKET_LEN>(out);
+        *head = *field!(&*self.0, at::HEADER);
+        let key = LayerKey::from_block(field!(&*self.0, at::REPLY_KEY_BLOCK));
+        payload::seal(payload, [key.layer()], body);
         self.first_hop()
     }
 }
@@ -87,21 +82,45 @@ impl fmt::Debug for Surb {
     }
 }
 
-/// The 320 bytes that decrypt a reply: the four hops' payload keys, last
-/// hop first, then the reply's own key. Secret; zeroized on drop.
-pub struct SurbKeys(Zeroizing<[u8; SURB_KEYS_LEN]>);
+/// The keys that decrypt a reply: the four hops' payload layer keys, last
+/// hop first, then the reply's own. Secret; zeroized on drop. Stored and
+/// loaded as 320 bytes (five 64-byte key blocks) by
+/// [`SurbKeys::to_bytes`] and [`SurbKeys::from_bytes`], for a client that
+/// keeps them across restarts.
+pub struct SurbKeys {
+    hops: [LayerKey; HOPS],
+    own: LayerKey,
+}
 
 impl SurbKeys {
     /// Accept 320 key bytes.
     #[must_use]
     pub fn from_bytes(bytes: &[u8; SURB_KEYS_LEN]) -> Self {
-        Self(Zeroizing::new(*bytes))
+        const B: usize = SPRP_KEY_BLOCK_LEN;
+        Self {
+            hops: [
+                LayerKey::from_block(sub::<0, B, SURB_KEYS_LEN>(bytes)),
+                LayerKey::from_block(sub::<B, B, SURB_KEYS_LEN>(bytes)),
+                LayerKey::from_block(sub::<{ 2 * B }, B, SURB_KEYS_LEN>(bytes)),
+                LayerKey::from_block(sub::<{ 3 * B }, B, SURB_KEYS_LEN>(bytes)),
+            ],
+            own: LayerKey::from_block(sub::<{ 4 * B }, B, SURB_KEYS_LEN>(bytes)),
+        }
     }
 
-    /// The 320 key bytes (secret).
+    /// The 320 key bytes (secret: zeroized when dropped).
     #[must_use]
-    pub fn as_bytes(&self) -> &[u8; SURB_KEYS_LEN] {
-        &self.0
+    pub fn to_bytes(&self) -> Zeroizing<[u8; SURB_KEYS_LEN]> {
+        const B: usize = SPRP_KEY_BLOCK_LEN;
+        let mut out = Zeroizing::new([0u8; SURB_KEYS_LEN]);
+        let [h0, h1, h2, h3] = &self.hops;
+        h0.write_block(sub_mut::<0, B, SURB_KEYS_LEN>(&mut out));
+        h1.write_block(sub_mut::<B, B, SURB_KEYS_LEN>(&mut out));
+        h2.write_block(sub_mut::<{ 2 * B }, B, SURB_KEYS_LEN>(&mut out));
+        h3.write_block(sub_mut::<{ 3 * B }, B, SURB_KEYS_LEN>(&mut out));
+        self.own
+            .write_block(sub_mut::<{ 4 * B }, B, SURB_KEYS_LEN>(&mut out));
+        out
     }
 
     /// Decrypt a reply in place and return the 10,156-byte payload.
@@ -117,47 +136,12 @@ impl SurbKeys {
         &self,
         reply: &'a mut [u8; ENCRYPTED_REPLY_LEN],
     ) -> Result<&'a [u8; PAYLOAD_LEN], Error> {
-        let mut ciphers = self.blocks().map(|(key, iv)| (Aez::new(key), iv));
-        let [hops @ .., (own, own_iv)] = &mut ciphers;
-        for (aez, iv) in hops.iter() {
-            aez.encipher(iv, reply);
-        }
-        own.decipher(own_iv, reply);
-        let tag = sub::<0, PAYLOAD_TAG_LEN, ENCRYPTED_REPLY_LEN>(reply);
-        if !bool::from(tag.ct_eq(&[0u8; PAYLOAD_TAG_LEN])) {
-            own.encipher(own_iv, reply);
-            for (aez, iv) in hops.iter().rev() {
-                aez.decipher(iv, reply);
-            }
-            return Err(Error::PayloadTag);
-        }
-        Ok(sub::<PAYLOAD_TAG_LEN, PAYLOAD_LEN, ENCRYPTED_REPLY_LEN>(
+        payload::open_reply(
+            self.hops.each_ref().map(LayerKey::layer),
+            self.own.layer(),
             reply,
-        ))
-    }
-
-    /// The five key blocks in the order they are applied.
-    fn blocks(&self) -> [(&[u8; SPRP_KEY_LEN], &[u8; SPRP_IV_LEN]); HOPS + 1] {
-        let b = &*self.0;
-        [
-            split(sub::<0, SPRP_KEY_BLOCK_LEN, SURB_KEYS_LEN>(b)),
-            split(sub::<SPRP_KEY_BLOCK_LEN, SPRP_KEY_BLOCK_LEN, SURB_KEYS_LEN>(b)),
-            split(sub::<
-                { 2 * SPRP_KEY_BLOCK_LEN },
-                SPRP_KEY_BLOCK_LEN,
-                SURB_KEYS_LEN,
-            >(b)),
-            split(sub::<
-                { 3 * SPRP_KEY_BLOCK_LEN },
-                SPRP_KEY_BLOCK_LEN,
-                SURB_KEYS_LEN,
-            >(b)),
-            split(sub::<
-                { 4 * SPRP_KEY_BLOCK_LEN },
-                SPRP_KEY_BLOCK_LEN,
-                SURB_KEYS_LEN,
-            >(b)),
-        ]
+        )?;
+        Ok(payload::contents(reply))
     }
 }
 
@@ -177,10 +161,12 @@ impl fmt::Debug for SurbKeys {
 
 impl Zeroize for SurbKeys {
     fn zeroize(&mut self) {
-        self.0.zeroize();
+        self.hops.iter_mut().for_each(Zeroize::zeroize);
+        self.own.zeroize();
     }
 }
 
+// Every key block wipes itself on drop.
 impl ZeroizeOnDrop for SurbKeys {}
 
 // The bytes are `Zeroizing`: the reply key is wiped on drop.
@@ -205,61 +191,31 @@ pub fn create_surb<R: CryptoRng + ?Sized>(
     rng: &mut R,
     path: &Path<'_>,
 ) -> Result<(Surb, SurbKeys), Error> {
-    header::check_commands(path, Expect::Reply)?;
+    let areas = Areas::new(path, Terminal::Reply)?;
     let mut reply_key = Zeroizing::new([0u8; SPRP_KEY_BLOCK_LEN]);
     rng.fill_bytes(&mut reply_key[..]);
     let secrets = header::encapsulate_path(rng, path)?;
-    assemble(path, &secrets, &reply_key)
+    Ok(assemble(path, &areas, &secrets, &reply_key))
 }
 
-/// [`create_surb`] from known encapsulations and reply key block.
-///
-/// For conformance tests only (see
-/// [`create_packet_from_encapsulations`](crate::packet::create_packet_from_encapsulations)).
-///
-/// # Errors
-/// As [`create_surb`].
-#[cfg(feature = "hazmat")]
-#[doc(hidden)]
-pub fn create_surb_from_encapsulations(
+/// Lay out the SURB and its keys once the areas, secrets and reply key
+/// block are known.
+pub(crate) fn assemble(
     path: &Path<'_>,
-    encapsulations: &[(crate::kem::Ciphertext, [u8; 32]); HOPS],
+    areas: &Areas,
+    secrets: &PathSecrets,
     reply_key: &[u8; SPRP_KEY_BLOCK_LEN],
-) -> Result<(Surb, SurbKeys), Error> {
-    header::check_commands(path, Expect::Reply)?;
-    let secrets = encapsulations
-        .each_ref()
-        .map(|(ct, ss)| header::HopSecret::from_parts(ct, ss));
-    assemble(path, &secrets, reply_key)
-}
-
-/// Lay out the SURB and its keys once the secrets are known.
-fn assemble(
-    path: &Path<'_>,
-    secrets: &header::PathSecrets,
-    reply_key: &[u8; SPRP_KEY_BLOCK_LEN],
-) -> Result<(Surb, SurbKeys), Error> {
+) -> (Surb, SurbKeys) {
     let mut surb = Zeroizing::new([0u8; SURB_LEN]);
-    header::build(
-        path,
-        secrets,
-        Expect::Reply,
-        sub_mut::<0, HEADER_LEN, SURB_LEN>(&mut surb),
-    )?;
+    header::build(areas, secrets, field_mut!(&mut *surb, at::HEADER));
     let [first, ..] = path;
-    *sub_mut::<HEADER_LEN, NODE_ID_LEN, SURB_LEN>(&mut surb) = first.id.0;
-    *sub_mut::<{ HEADER_LEN + NODE_ID_LEN }, SPRP_KEY_BLOCK_LEN, SURB_LEN>(&mut surb) = *reply_key;
-
-    let mut keys = Zeroizing::new([0u8; SURB_KEYS_LEN]);
-    for (block, secret) in keys
-        .chunks_exact_mut(SPRP_KEY_BLOCK_LEN)
-        .zip(secrets.iter().rev())
-    {
-        let (key, iv) = block.split_at_mut(SPRP_KEY_LEN);
-        key.copy_from_slice(secret.keys.sprp_key());
-        iv.copy_from_slice(secret.keys.iv());
-    }
-    *sub_mut::<{ HOPS * SPRP_KEY_BLOCK_LEN }, SPRP_KEY_BLOCK_LEN, SURB_KEYS_LEN>(&mut keys) =
-        *reply_key;
-    Ok((Surb(surb), SurbKeys(keys)))
+    *field_mut!(&mut *surb, at::FIRST_HOP) = first.id.0;
+    *field_mut!(&mut *surb, at::REPLY_KEY_BLOCK) = *reply_key;
+    // The hops' layers in the order a reply is decrypted: last hop first.
+    let [s0, s1, s2, s3] = secrets;
+    let keys = SurbKeys {
+        hops: [s3, s2, s1, s0].map(|s| LayerKey::from_layer(s.keys.layer())),
+        own: LayerKey::from_block(reply_key),
+    };
+    (Surb(surb), keys)
 }

@@ -297,7 +297,7 @@ fn a_wrong_key_block_is_refused_and_undone() {
         }
     }
     for block in 0..5 {
-        let mut wrong = *keys.as_bytes();
+        let mut wrong = *keys.to_bytes();
         wrong[block * 64 + 3] ^= 1;
         let mut buf = reply;
         let got = SurbKeys::from_bytes(&wrong)

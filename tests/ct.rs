@@ -234,7 +234,7 @@ fn reply_decryption_wrong_first_vs_last_key_block() {
         Box::new(packet[HEADER_LEN..].try_into().unwrap());
     let before = reply.clone();
     let wrong = [0, 4].map(|block| {
-        let mut bytes = *keys.as_bytes();
+        let mut bytes = *keys.to_bytes();
         bytes[block * SPRP_KEY_BLOCK_LEN] ^= 1;
         SurbKeys::from_bytes(&bytes)
     });

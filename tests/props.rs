@@ -164,7 +164,7 @@ proptest! {
         let built = build(nodes, &spec, true);
         let mut reply = built.encrypted_reply(nodes);
         let before = reply.clone();
-        let mut wrong = *built.surb_keys.as_ref().unwrap().as_bytes();
+        let mut wrong = *built.surb_keys.as_ref().unwrap().to_bytes();
         let bit = block * SPRP_KEY_BLOCK_LEN * 8 + bit;
         wrong[bit / 8] ^= 1 << (bit % 8);
         let result = SurbKeys::from_bytes(&wrong).decrypt_reply(&mut reply).map(|p| p.to_vec());

@@ -1,5 +1,5 @@
 //! The hidden creator for negative vectors,
-//! `packet::create_packet_with_raw_command_areas`: given the areas the
+//! `hazmat::create_packet_with_raw_command_areas`: given the areas the
 //! normal creator would write it must produce the very same packet (so its
 //! MACs are the real ones), a malformed area must reach its hop and be
 //! refused there, and a refused normal hop must leave the output untouched.
@@ -16,9 +16,9 @@ mod common;
 
 use common::{commands, deliver_to, nodes, path, payload, rng};
 use kemsphinx::geometry::{COMMANDS_LEN, HOPS, PACKET_LEN};
-use kemsphinx::{Command, CommandError, Error, kem, packet, unwrap};
+use kemsphinx::{Command, CommandError, Error, hazmat, unwrap};
 
-type Encapsulations = [(kem::Ciphertext, [u8; 32]); HOPS];
+type Encapsulations = [(hazmat::KemCiphertext, [u8; 32]); HOPS];
 
 /// Fresh encapsulations to every node of `path`.
 fn encapsulate(path: &kemsphinx::Path<'_>, rng: &mut chacha20::ChaCha20Rng) -> Encapsulations {
@@ -33,9 +33,9 @@ fn area_of(cmds: &kemsphinx::Commands) -> [u8; COMMANDS_LEN] {
     let mut area = [0u8; COMMANDS_LEN];
     let mut at = 0;
     for cmd in cmds.iter() {
-        let (enc, len) = cmd.encode();
-        area[at..at + len].copy_from_slice(&enc[..len]);
-        at += len;
+        let enc = hazmat::encode_command(cmd);
+        area[at..at + enc.as_bytes().len()].copy_from_slice(enc.as_bytes());
+        at += enc.as_bytes().len();
     }
     area
 }
@@ -49,7 +49,7 @@ fn raw_areas_equal_to_the_checked_ones_give_the_same_packet() {
     let payload = payload(&mut rng);
     let encaps = encapsulate(&path, &mut rng);
     let mut normal = Box::new([0u8; PACKET_LEN]);
-    packet::create_packet_from_encapsulations(&path, &encaps, &payload, &mut normal).unwrap();
+    hazmat::create_packet_from_encapsulations(&path, &encaps, &payload, &mut normal).unwrap();
 
     let mut areas = [None; HOPS];
     let mut buf = normal.clone();
@@ -58,7 +58,7 @@ fn raw_areas_equal_to_the_checked_ones_give_the_same_packet() {
     }
     for raw in [[None; HOPS], areas] {
         let mut out = Box::new([0u8; PACKET_LEN]);
-        packet::create_packet_with_raw_command_areas(&path, &encaps, &raw, &payload, &mut out)
+        hazmat::create_packet_with_raw_command_areas(&path, &encaps, &raw, &payload, &mut out)
             .unwrap();
         assert_eq!(out, normal);
     }
@@ -75,7 +75,7 @@ fn a_malformed_area_reaches_its_hop_and_is_refused_there() {
     let mut raw = [None; HOPS];
     raw[2] = Some([0x7f; COMMANDS_LEN]);
     let mut buf = Box::new([0u8; PACKET_LEN]);
-    packet::create_packet_with_raw_command_areas(&path, &encaps, &raw, &payload, &mut buf).unwrap();
+    hazmat::create_packet_with_raw_command_areas(&path, &encaps, &raw, &payload, &mut buf).unwrap();
     for node in &nodes[..2] {
         unwrap(&node.key, &mut buf).unwrap();
     }
@@ -100,7 +100,7 @@ fn a_refused_checked_hop_writes_nothing() {
     raw[0] = Some([0; COMMANDS_LEN]);
     let mut out = Box::new([0x5a; PACKET_LEN]);
     let err =
-        packet::create_packet_with_raw_command_areas(&path, &encaps, &raw, &payload, &mut out)
+        hazmat::create_packet_with_raw_command_areas(&path, &encaps, &raw, &payload, &mut out)
             .unwrap_err();
     assert_eq!(err, Error::Command(CommandError::Duplicate));
     assert!(out.iter().all(|&b| b == 0x5a));

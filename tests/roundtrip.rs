@@ -119,7 +119,7 @@ fn creation_is_deterministic_in_the_rng() {
         create_packet(&mut rng, &path(&nodes, &cmds), &payload, &mut packet).unwrap();
         let scmds = commands([4, 5, 6], reply_to([8; 32], [7; 16]));
         let (surb, keys) = create_surb(&mut rng, &path(&nodes, &scmds)).unwrap();
-        (packet, surb, *keys.as_bytes())
+        (packet, surb, *keys.to_bytes())
     };
     let (a, b) = (make(), make());
     assert_eq!(a.0, b.0);

@@ -25,6 +25,5 @@ pub(crate) fn path<'a>(
 
 /// The serialised form of one command.
 pub(crate) fn encoded(cmd: &Command) -> Vec<u8> {
-    let (buf, len) = cmd.encode();
-    buf.get(..len).unwrap_or_default().to_vec()
+    kemsphinx::hazmat::encode_command(cmd).as_bytes().to_vec()
 }

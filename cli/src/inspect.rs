@@ -183,7 +183,7 @@ fn replay_tag_line(text: &mut String, input: &[u8]) {
         .get(layout::KEM_CT..layout::ROUTING)
         .map(<&[u8; 1120]>::try_from)
     {
-        let tag = kemsphinx::ReplayTag::of_ciphertext(ct);
+        let tag = kemsphinx::hazmat::replay_tag_of(ct);
         let _ = writeln!(
             text,
             "  replay tag     SHA-512/256 of [2,1122) = {}",

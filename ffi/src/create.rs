@@ -175,7 +175,7 @@ pub unsafe extern "C" fn kemsphinx_create_surb(
         let path = unsafe { Path::read(path, hops, &terminal) }?;
         let (surb, keys) = path.surb(&mut UnwrapErr(SysRng))?;
         surb_out.write(surb.as_bytes());
-        keys_out.write(keys.as_bytes());
+        keys_out.write(&keys.to_bytes());
         Ok(())
     })
 }

@@ -92,5 +92,5 @@ fn surbs_match_the_rust_api_for_the_same_randomness() {
     let mut rng = ChaCha20Rng::seed_from_u64(12);
     let (s, k) = kemsphinx::create_surb(&mut rng, &rust_path(&keys, &commands)).unwrap();
     assert_eq!(surb.as_bytes()[..], s.as_bytes()[..]);
-    assert_eq!(surb_keys.as_bytes()[..], k.as_bytes()[..]);
+    assert_eq!(surb_keys.to_bytes()[..], k.to_bytes()[..]);
 }

@@ -192,7 +192,7 @@ fn commands_seeds(dir: &Path, forward: &[Value], surb: &[Value]) {
             let shape = |b: &[u8]| {
                 commands(b)
                     .iter()
-                    .map(|c| c.encode().0[0])
+                    .map(|c| kemsphinx::hazmat::encode_command(c).as_bytes()[0])
                     .collect::<Vec<_>>()
             };
             if !seen.iter().any(|s: &Vec<u8>| shape(s) == shape(&bytes)) {

@@ -6,13 +6,14 @@
 //!   serialising the commands and zero-padding gives the area back, and
 //!   parsing that gives the same commands.
 //! - Commands read off the input, serialised back to back: when they fit,
-//!   parsing gives them back, or `Duplicate` if a kind repeats.
+//!   parsing gives them back, `Duplicate` if a kind repeats, or `NoAction`
+//!   unless they name exactly one action (SPEC.md §4).
 
 #![no_main]
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 
 use kemsphinx::geometry::COMMANDS_LEN;
-use kemsphinx::{Command, CommandError, Commands};
+use kemsphinx::{Command, CommandError, hazmat};
 use kemsphinx_fuzz::input::{commands, serialise};
 use kemsphinx_fuzz::padded;
 use libfuzzer_sys::fuzz_target;
@@ -24,14 +25,18 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn one_command(data: &[u8]) {
-    match Command::parse(data) {
+    match hazmat::parse_command(data) {
         Ok(Some((cmd, rest))) => {
-            let (enc, len) = cmd.encode();
-            assert_eq!(len, cmd.encoded_len());
-            assert_eq!(&enc[..len], &data[..len]);
+            let enc = hazmat::encode_command(&cmd);
+            let len = enc.as_bytes().len();
+            assert_eq!(enc.as_bytes(), &data[..len]);
             assert_eq!(rest, &data[len..]);
         }
-        Ok(None) => assert_eq!(data[0], 0),
+        Ok(None) => assert!(data.iter().all(|&b| b == 0)),
+        Err(CommandError::TrailingData) => {
+            assert_eq!(data[0], 0);
+            assert!(data.iter().any(|&b| b != 0));
+        }
         Err(CommandError::UnknownId(id)) => {
             assert_eq!(id, data[0]);
             assert!(![0x00, 0x01, 0x02, 0x03, 0x80].contains(&id));
@@ -43,14 +48,14 @@ fn one_command(data: &[u8]) {
 
 fn whole_area(data: &[u8]) {
     let area = padded::<COMMANDS_LEN>(data);
-    let Ok(parsed) = Commands::parse(&area) else {
+    let Ok(parsed) = hazmat::parse_commands(&area) else {
         return;
     };
     let list: Vec<Command> = parsed.iter().copied().collect();
     assert_eq!(parsed.len(), list.len());
     let again = padded::<COMMANDS_LEN>(&serialise(&list));
     assert_eq!(again, area, "serialise(parse(area)) != area");
-    assert_eq!(Commands::parse(&again), Ok(parsed));
+    assert_eq!(hazmat::parse_commands(&again), Ok(parsed));
 }
 
 fn serialised(data: &[u8]) {
@@ -59,13 +64,28 @@ fn serialised(data: &[u8]) {
     if bytes.len() > COMMANDS_LEN {
         return;
     }
-    let parsed = Commands::parse(&padded(&bytes));
-    let mut kinds: Vec<u8> = list.iter().map(|c| c.encode().0[0]).collect();
+    let parsed = hazmat::parse_commands(&padded(&bytes));
+    let mut kinds: Vec<u8> = list.iter().map(kind).collect();
     kinds.sort_unstable();
     kinds.dedup();
     if kinds.len() < list.len() {
         assert_eq!(parsed, Err(CommandError::Duplicate));
-    } else {
+    } else if one_action(&kinds) {
         assert_eq!(parsed.unwrap().iter().copied().collect::<Vec<_>>(), list);
+    } else {
+        assert_eq!(parsed, Err(CommandError::NoAction));
     }
+}
+
+/// The command's id byte.
+fn kind(cmd: &Command) -> u8 {
+    hazmat::encode_command(cmd).as_bytes()[0]
+}
+
+/// SPEC.md §4, from distinct sorted ids: forward (`next_node_hop` alone),
+/// deliver (`recipient` alone) or reply (`recipient` and `surb_reply`),
+/// each optionally with `node_delay` (0x80).
+fn one_action(kinds: &[u8]) -> bool {
+    let routing: Vec<u8> = kinds.iter().copied().filter(|&k| k != 0x80).collect();
+    matches!(routing.as_slice(), [0x01] | [0x02] | [0x02, 0x03])
 }

@@ -4,8 +4,8 @@
 //! so every input means something) and has an encoder, which the seed
 //! builder uses to turn the conformance vectors into seeds.
 
-use kemsphinx::Command;
 use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN, SPRP_KEY_BLOCK_LEN, SURB_LEN};
+use kemsphinx::{Command, hazmat};
 
 /// Reads fields off the front of an input; past the end it yields zeros.
 pub struct Reader<'a>(&'a [u8]);
@@ -49,7 +49,7 @@ impl<'a> Reader<'a> {
 pub fn commands(bytes: &[u8]) -> Vec<Command> {
     let mut out = Vec::new();
     let mut rest = bytes;
-    while let Ok(Some((cmd, tail))) = Command::parse(rest) {
+    while let Ok(Some((cmd, tail))) = hazmat::parse_command(rest) {
         out.push(cmd);
         rest = tail;
     }
@@ -60,8 +60,7 @@ pub fn commands(bytes: &[u8]) -> Vec<Command> {
 pub fn serialise(commands: &[Command]) -> Vec<u8> {
     let mut out = Vec::new();
     for cmd in commands {
-        let (enc, len) = cmd.encode();
-        out.extend_from_slice(&enc[..len]);
+        out.extend_from_slice(hazmat::encode_command(cmd).as_bytes());
     }
     out
 }

@@ -16,7 +16,7 @@ use kemsphinx::geometry::{
     COMMANDS_LEN, HEADER_LEN, KEM_CIPHERTEXT_LEN, MAC_LEN, PACKET_LEN, PAYLOAD_TAG_LEN,
     PER_HOP_ROUTING_LEN, ROUTING_INFO_LEN, STREAM_LEN, VERSION_LEN,
 };
-use kemsphinx::hop::{debug_kdf, debug_keystream};
+use kemsphinx::hazmat::{self, kdf as debug_kdf, keystream as debug_keystream};
 use kemsphinx::{
     Action, Command, CommandError, Commands, Error, NodeId, PrivateKey, RecipientId, SurbId,
     replay_tag, unwrap,
@@ -142,7 +142,7 @@ fn expected_into(
         .zip(&stream)
         .map(|(a, b)| a ^ b)
         .collect();
-    let commands = Commands::parse(block[..COMMANDS_LEN].try_into().unwrap())?;
+    let commands = hazmat::parse_commands(block[..COMMANDS_LEN].try_into().unwrap())?;
     let body = &mut out[PAYLOAD..];
     keys.sprp().decipher(&keys.iv(), body);
     match plan(&commands)? {

@@ -2,7 +2,7 @@
 
 use kemsphinx::aez::Aez;
 use kemsphinx::geometry::X25519_LEN;
-use kemsphinx::{PrivateKey, ReplayTag, hop, kem};
+use kemsphinx::{PrivateKey, hazmat};
 use serde_json::Value;
 
 use super::json::{Outcome, array, bytes, same, string};
@@ -32,7 +32,7 @@ pub(crate) fn kem(case: &Value) -> Outcome {
                 &bytes(case, "public_key")?,
             )?;
             let ciphertext = array(case, "ciphertext")?;
-            let traced = kem::debug_decapsulate(&key, &ciphertext)
+            let traced = hazmat::debug_decapsulate(&key, &ciphertext)
                 .map_err(|e| format!("decapsulation failed: {e}"))?;
             if case.get("x25519_ephemeral").is_some() || case.get("mlkem_m").is_some() {
                 encapsulation(case, &key, &ciphertext, &traced.shared_secret)?;
@@ -74,7 +74,7 @@ pub(crate) fn kem(case: &Value) -> Outcome {
 fn encapsulation(
     case: &Value,
     key: &PrivateKey,
-    ciphertext: &kem::Ciphertext,
+    ciphertext: &hazmat::KemCiphertext,
     shared_secret: &[u8; 32],
 ) -> Outcome {
     let (ct, ss) = key
@@ -93,7 +93,10 @@ fn encapsulation(
 /// `x25519_shared_secret` records it. Computed with `x25519-dalek`, an
 /// implementation independent of the library's own (HACL* via libcrux), so
 /// this intermediate is checked by a second opinion.
-pub(crate) fn x25519_raw(secret: &[u8], ciphertext: &kem::Ciphertext) -> Result<[u8; 32], String> {
+pub(crate) fn x25519_raw(
+    secret: &[u8],
+    ciphertext: &hazmat::KemCiphertext,
+) -> Result<[u8; 32], String> {
     let secret: [u8; X25519_LEN] = secret.try_into().map_err(|_| "short X25519 secret")?;
     let point: [u8; X25519_LEN] = ciphertext
         .get(..X25519_LEN)
@@ -119,7 +122,7 @@ pub(crate) fn aez(case: &Value) -> Outcome {
 
 /// `kdf`: HKDF-Expand and its split into per-hop keys.
 pub(crate) fn kdf(case: &Value) -> Outcome {
-    let okm = hop::debug_kdf(&array(case, "ikm")?);
+    let okm = hazmat::kdf(&array(case, "ikm")?);
     same("okm", &okm[..], &bytes(case, "okm")?)?;
     let parts = [
         ("header_mac_key", 0..32),
@@ -141,7 +144,7 @@ pub(crate) fn kdf(case: &Value) -> Outcome {
 pub(crate) fn stream(case: &Value) -> Outcome {
     let want = bytes(case, "keystream")?;
     let mut got = vec![0u8; want.len()];
-    hop::debug_keystream(&array(case, "key")?, &array(case, "iv")?, &mut got);
+    hazmat::keystream(&array(case, "key")?, &array(case, "iv")?, &mut got);
     same("keystream", &got, &want)
 }
 
@@ -149,13 +152,13 @@ pub(crate) fn stream(case: &Value) -> Outcome {
 pub(crate) fn mac(case: &Value) -> Outcome {
     same(
         "mac",
-        &hop::debug_mac(&array(case, "key")?, &bytes(case, "message")?),
+        &hazmat::mac(&array(case, "key")?, &bytes(case, "message")?),
         &bytes(case, "mac")?,
     )
 }
 
 /// `replay_tag`: SHA-512/256 of the KEM ciphertext.
 pub(crate) fn replay_tag(case: &Value) -> Outcome {
-    let tag = ReplayTag::of_ciphertext(&array(case, "kem_ciphertext")?);
+    let tag = hazmat::replay_tag_of(&array(case, "kem_ciphertext")?);
     same("replay tag", &tag.0, &bytes(case, "replay_tag")?)
 }

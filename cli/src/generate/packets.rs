@@ -133,7 +133,7 @@ pub(crate) fn surb(rng: &mut Drbg) -> Gen<Vec<Value>> {
                 "nodes": nodes.iter().map(node_json).collect::<Vec<_>>(),
                 "commands": commands_json(&commands),
                 "surb": surb_bytes,
-                "surb_keys": hex(keys.as_bytes()),
+                "surb_keys": hex(keys.to_bytes()),
                 "first_hop": hex(first_hop.0),
                 "reply_payload": hex(&reply_payload[..]),
                 "decrypted_reply": hex(decrypted),

@@ -5,7 +5,7 @@ use kemsphinx::aez::Aez;
 use kemsphinx::geometry::{
     ENCRYPTED_PAYLOAD_LEN, KEM_CIPHERTEXT_LEN, KEY_SEED_LEN, STREAM_LEN, X25519_LEN,
 };
-use kemsphinx::{PrivateKey, ReplayTag, hop, kem};
+use kemsphinx::{PrivateKey, hazmat};
 use serde_json::{Value, json};
 
 use super::{Drbg, Gen, hex, points};
@@ -112,10 +112,10 @@ fn decapsulation(
     id: &str,
     op: &str,
     key: &PrivateKey,
-    ct: &kem::Ciphertext,
+    ct: &hazmat::KemCiphertext,
     what: &str,
 ) -> Gen<Value> {
-    let t = kem::debug_decapsulate(key, ct).map_err(|e| format!("{id}: {e}"))?;
+    let t = hazmat::debug_decapsulate(key, ct).map_err(|e| format!("{id}: {e}"))?;
     let private = key.to_bytes();
     let mut case = json!({
         "id": id, "op": op, "note": what,
@@ -212,7 +212,7 @@ pub(crate) fn kdf(rng: &mut Drbg) -> Gen<Vec<Value>> {
         .iter()
         .enumerate()
         .map(|(n, ikm)| {
-            let okm = hop::debug_kdf(ikm);
+            let okm = hazmat::kdf(ikm);
             let part = |r: std::ops::Range<usize>| hex(okm.get(r).unwrap_or_default());
             json!({
                 "id": format!("kdf-{n:02}"), "ikm": hex(ikm), "okm": hex(&okm[..]),
@@ -249,7 +249,7 @@ pub(crate) fn stream(rng: &mut Drbg) -> Gen<Vec<Value>> {
         .map(|(n, (what, iv))| {
             let key = rng.array::<32>();
             let mut keystream = vec![0u8; STREAM_LEN];
-            hop::debug_keystream(&key, iv, &mut keystream);
+            hazmat::keystream(&key, iv, &mut keystream);
             json!({
                 "id": format!("stream-{n:02}"), "key": hex(key), "iv": hex(iv),
                 "keystream": hex(&keystream), "note": what,
@@ -269,7 +269,7 @@ pub(crate) fn mac(rng: &mut Drbg) -> Gen<Vec<Value>> {
             let message = rng.bytes(len);
             json!({
                 "id": format!("mac-{n:02}-len{len}"), "key": hex(key),
-                "message": hex(&message), "mac": hex(hop::debug_mac(&key, &message)),
+                "message": hex(&message), "mac": hex(hazmat::mac(&key, &message)),
             })
         })
         .collect())
@@ -288,7 +288,7 @@ pub(crate) fn replay_tag(rng: &mut Drbg) -> Gen<Vec<Value>> {
         .map(|(n, ct)| {
             json!({
                 "id": format!("replay-{n:02}"), "kem_ciphertext": hex(ct),
-                "replay_tag": hex(ReplayTag::of_ciphertext(ct).0),
+                "replay_tag": hex(hazmat::replay_tag_of(ct).0),
             })
         })
         .collect())

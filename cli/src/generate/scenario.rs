@@ -4,8 +4,8 @@
 
 use kemsphinx::geometry::{HOPS, KEY_SEED_LEN, PACKET_LEN, SPRP_KEY_BLOCK_LEN};
 use kemsphinx::{
-    Action, Command, NodeId, Path, PrivateKey, Surb, SurbKeys, create_packet, create_surb, kem,
-    packet, replay_tag, surb, unwrap,
+    Action, Command, NodeId, Path, PrivateKey, Surb, SurbKeys, create_packet, create_surb, hazmat,
+    replay_tag, unwrap,
 };
 use serde_json::{Value, json};
 
@@ -69,7 +69,7 @@ pub(crate) fn commands_json(commands: &[Vec<Command>]) -> Value {
 pub(crate) struct Encap {
     pub(crate) x25519_ephemeral: [u8; 32],
     pub(crate) mlkem_m: [u8; 32],
-    pub(crate) ciphertext: kem::Ciphertext,
+    pub(crate) ciphertext: hazmat::KemCiphertext,
     pub(crate) shared_secret: [u8; 32],
 }
 
@@ -94,7 +94,7 @@ pub(crate) fn encapsulate(rng: &mut Drbg, path: &Path<'_>) -> Gen<Vec<Encap>> {
 }
 
 /// The encapsulations in the form the hidden creators take.
-pub(crate) fn parts(encaps: &[Encap]) -> Gen<[(kem::Ciphertext, [u8; 32]); HOPS]> {
+pub(crate) fn parts(encaps: &[Encap]) -> Gen<[(hazmat::KemCiphertext, [u8; 32]); HOPS]> {
     let v: Vec<_> = encaps
         .iter()
         .map(|e| (e.ciphertext, e.shared_secret))
@@ -129,7 +129,7 @@ pub(crate) fn forward_packet(
     create_packet(&mut rng.fork(), path, payload, &mut normal).map_err(|e| e.to_string())?;
     let encaps = encapsulate(rng, path)?;
     let mut explicit = packet_buffer();
-    packet::create_packet_from_encapsulations(path, &parts(&encaps)?, payload, &mut explicit)
+    hazmat::create_packet_from_encapsulations(path, &parts(&encaps)?, payload, &mut explicit)
         .map_err(|e| e.to_string())?;
     if normal != explicit {
         return Err("create_packet and the recorded randomness disagree".into());
@@ -143,9 +143,9 @@ pub(crate) fn make_surb(rng: &mut Drbg, path: &Path<'_>) -> Gen<(Surb, SurbKeys,
     let (normal, normal_keys) = create_surb(&mut rng.fork(), path).map_err(|e| e.to_string())?;
     let reply_key = rng.array::<SPRP_KEY_BLOCK_LEN>();
     let encaps = encapsulate(rng, path)?;
-    let (surb, keys) = surb::create_surb_from_encapsulations(path, &parts(&encaps)?, &reply_key)
+    let (surb, keys) = hazmat::create_surb_from_encapsulations(path, &parts(&encaps)?, &reply_key)
         .map_err(|e| e.to_string())?;
-    if normal.as_bytes() != surb.as_bytes() || normal_keys.as_bytes() != keys.as_bytes() {
+    if normal.as_bytes() != surb.as_bytes() || normal_keys.to_bytes() != keys.to_bytes() {
         return Err("create_surb and the recorded randomness disagree".into());
     }
     Ok((surb, keys, encaps))

@@ -2,7 +2,7 @@
 //! valid MAC, made with the crate's hidden raw-commands creator.
 
 use kemsphinx::geometry::{COMMANDS_LEN, HOPS};
-use kemsphinx::{Command, RecipientId, SurbId, packet, unwrap};
+use kemsphinx::{Command, RecipientId, SurbId, hazmat, unwrap};
 use serde_json::Value;
 
 use super::packets::case;
@@ -28,7 +28,7 @@ fn raw_packet(base: &Base, at: usize, raw: [u8; COMMANDS_LEN]) -> Gen<Vec<u8>> {
         *slot = Some(raw);
     }
     let mut buf = packet_buffer();
-    packet::create_packet_with_raw_command_areas(
+    hazmat::create_packet_with_raw_command_areas(
         &path(&base.nodes, &base.commands)?,
         &parts(&base.encaps)?,
         &areas,

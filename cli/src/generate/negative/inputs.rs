@@ -99,7 +99,7 @@ pub(super) fn lengths(base: &Base) -> Vec<Value> {
                  length gives unrelated bytes, so the tag check fails: err_payload_tag",
             ),
             json!({
-                "surb_keys": hex(base.surb_keys.as_bytes()),
+                "surb_keys": hex(base.surb_keys.to_bytes()),
                 "encrypted_reply": hex(resized(base.encrypted_reply(), len)),
             }),
         );
@@ -127,7 +127,7 @@ pub(super) fn lengths(base: &Base) -> Vec<Value> {
             "SURB keys are exactly 320 bytes (five 64-byte blocks)",
             reference,
             json!({
-                "surb_keys": hex(resized(base.surb_keys.as_bytes(), len)),
+                "surb_keys": hex(resized(&base.surb_keys.to_bytes()[..], len)),
                 "encrypted_reply": hex(base.encrypted_reply()),
             }),
         ));

@@ -4,7 +4,7 @@
 
 use kemsphinx::aez::Aez;
 use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_TAG_LEN, X25519_LEN};
-use kemsphinx::{hop, kem, packet};
+use kemsphinx::hazmat;
 use serde_json::{Value, json};
 
 use super::{Base, by_source, choice, flipped, neg, recorded};
@@ -133,7 +133,7 @@ fn small_order(base: &Base) -> Vec<Value> {
 /// sent); a packet whose header was built for those bytes is forwarded.
 fn non_canonical(base: &Base) -> Gen<Vec<Value>> {
     let node = base.nodes.first().ok_or("no nodes")?;
-    let real: kem::Ciphertext = base
+    let real: hazmat::KemCiphertext = base
         .packet(0)
         .get(layout::KEM_CT..layout::ROUTING)
         .and_then(|c| c.try_into().ok())
@@ -188,7 +188,7 @@ fn non_canonical(base: &Base) -> Gen<Vec<Value>> {
             *first = (ct, *ss.as_bytes());
         }
         let mut built = packet_buffer();
-        packet::create_packet_from_encapsulations(
+        hazmat::create_packet_from_encapsulations(
             &path(&base.nodes, &base.commands)?,
             &encaps,
             &base.payload,
@@ -287,12 +287,12 @@ fn regions(base: &Base) -> Vec<Value> {
 fn payloads(base: &Base) -> Gen<Vec<Value>> {
     let node = base.nodes.get(HOPS - 1).ok_or("no terminal node")?;
     let mut pkt = base.packet(HOPS - 1).to_vec();
-    let ct: kem::Ciphertext = pkt
+    let ct: hazmat::KemCiphertext = pkt
         .get(layout::KEM_CT..layout::ROUTING)
         .and_then(|c| c.try_into().ok())
         .ok_or("short packet")?;
     let ss = node.key.decapsulate(&ct).map_err(|e| e.to_string())?;
-    let okm = hop::debug_kdf(ss.as_bytes());
+    let okm = hazmat::kdf(ss.as_bytes());
     let key: [u8; 48] = okm
         .get(80..128)
         .and_then(|k| k.try_into().ok())

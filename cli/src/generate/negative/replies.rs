@@ -11,7 +11,7 @@ use crate::generate::scenario::commands_json;
 /// SURB replies and their decryption.
 pub(super) fn replies(base: &Base) -> Vec<Value> {
     let mut cases = Vec::new();
-    let keys = base.surb_keys.as_bytes();
+    let keys = &base.surb_keys.to_bytes()[..];
     let reply = base.encrypted_reply();
     cases.push(neg(
         "decrypt-reply-valid",
@@ -39,7 +39,7 @@ pub(super) fn replies(base: &Base) -> Vec<Value> {
         let range = block * SPRP_KEY_BLOCK_LEN..(block + 1) * SPRP_KEY_BLOCK_LEN;
         if let (Some(dst), Some(src)) = (
             wrong.get_mut(range.clone()),
-            base.other_keys.as_bytes().get(range),
+            base.other_keys.to_bytes().get(range),
         ) {
             dst.copy_from_slice(src);
         }

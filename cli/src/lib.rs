@@ -6,7 +6,6 @@
 
 pub mod conformance;
 pub mod generate;
-mod hops;
 pub mod inspect;
 pub mod keyfile;
 pub mod keygen;

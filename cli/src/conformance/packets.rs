@@ -2,14 +2,15 @@
 //! packet the reference created recreated here byte for byte.
 
 use kemsphinx::geometry::{
-    HOPS, KEM_CIPHERTEXT_LEN, PACKET_LEN, PRIVATE_KEY_LEN, SPRP_KEY_BLOCK_LEN, SURB_LEN,
+    ENCRYPTED_REPLY_LEN, HOPS, KEM_CIPHERTEXT_LEN, PACKET_LEN, PRIVATE_KEY_LEN, SHARED_SECRET_LEN,
+    SURB_LEN, layout,
 };
 use kemsphinx::{
-    Action, Command, Hop, NodeId, PrivateKey, PublicKey, Surb, SurbKeys, hazmat, replay_tag, unwrap,
+    Action, Command, NodeId, Path, PrivateKey, PublicKey, Surb, SurbKeys, hazmat, replay_tag,
+    unwrap,
 };
+use kemsphinx_support::{decode, encoded_all};
 use serde_json::Value;
-
-use crate::hops::encoded;
 
 use super::json::{Outcome, array, bytes, decode_value, list, same};
 
@@ -54,23 +55,12 @@ pub(crate) fn path_from_public<'a>(
     case: &Value,
     keys: &'a [PublicKey],
     commands: &'a [Vec<Command>],
-) -> Result<[Hop<'a>; HOPS], String> {
+) -> Result<Path<'a>, String> {
     let ids = list(case, "nodes")?
         .iter()
         .map(|n| array(n, "id").map(NodeId))
         .collect::<Result<Vec<_>, _>>()?;
-    let hops: Vec<Hop<'a>> = ids
-        .into_iter()
-        .zip(keys)
-        .zip(commands)
-        .map(|((id, public_key), commands)| Hop {
-            id,
-            public_key,
-            commands,
-        })
-        .collect();
-    hops.try_into()
-        .map_err(|_| format!("expected {HOPS} nodes with keys and commands"))
+    kemsphinx_support::path(ids.into_iter().zip(keys), commands).map_err(|e| e.to_string())
 }
 
 /// The commands given to the creator, per hop.
@@ -81,28 +71,19 @@ pub(crate) fn creator_commands(case: &Value) -> Result<Vec<Vec<Command>>, String
             hop.as_array()
                 .ok_or("commands: expected a list per hop")?
                 .iter()
-                .map(|c| parse_command(&decode_value(c)?))
+                .map(|c| decode(&decode_value(c)?).map_err(|e| format!("command: {e}")))
                 .collect()
         })
         .collect()
-}
-
-/// Parse exactly one serialised command.
-fn parse_command(raw: &[u8]) -> Result<Command, String> {
-    match hazmat::parse_command(raw) {
-        Ok(Some((cmd, []))) => Ok(cmd),
-        Ok(Some(_)) => Err("command has trailing bytes".into()),
-        Ok(None) => Err("null command in a command list".into()),
-        Err(e) => Err(format!("command: {e}")),
-    }
 }
 
 /// The path for `nodes` with `commands`.
 pub(crate) fn path<'a>(
     nodes: &'a [Node],
     commands: &'a [Vec<Command>],
-) -> Result<[Hop<'a>; HOPS], String> {
-    crate::hops::path(nodes.iter().map(|n| (n.id, n.key.public_key())), commands)
+) -> Result<Path<'a>, String> {
+    kemsphinx_support::path(nodes.iter().map(|n| (n.id, n.key.public_key())), commands)
+        .map_err(|e| e.to_string())
 }
 
 /// What the terminal hop is expected to hand over.
@@ -135,7 +116,7 @@ fn walk(case: &Value, nodes: &[Node], terminal: Terminal) -> Result<Vec<u8>, Str
             &out.replay_tag.0,
             &tag.0,
         )?;
-        let got_cmds: Vec<u8> = out.commands.iter().flat_map(encoded).collect();
+        let got_cmds = encoded_all(out.commands.iter());
         let want_cmds: Vec<u8> = list(want, "commands")?
             .iter()
             .map(decode_value)
@@ -180,16 +161,13 @@ fn walk(case: &Value, nodes: &[Node], terminal: Terminal) -> Result<Vec<u8>, Str
 /// lists its `encapsulations` (the randomness per hop), each is also
 /// recreated with that randomness and must give the same ciphertext and
 /// secret.
-fn encapsulations(
-    case: &Value,
-    nodes: &[Node],
-) -> Result<[(hazmat::KemCiphertext, [u8; 32]); HOPS], String> {
+fn encapsulations(case: &Value, nodes: &[Node]) -> Result<[hazmat::Encapsulation; HOPS], String> {
     let packets = list(case, "packets")?;
-    let mut out = [([0u8; KEM_CIPHERTEXT_LEN], [0u8; 32]); HOPS];
+    let mut out = [([0u8; KEM_CIPHERTEXT_LEN], [0u8; SHARED_SECRET_LEN]); HOPS];
     for ((slot, node), pkt) in out.iter_mut().zip(nodes).zip(packets) {
         let pkt = decode_value(pkt)?;
         let ct: hazmat::KemCiphertext = pkt
-            .get(2..2 + KEM_CIPHERTEXT_LEN)
+            .get(layout::packet::KEM_CIPHERTEXT)
             .and_then(|c| c.try_into().ok())
             .ok_or("packet too short for a KEM ciphertext")?;
         let ss = node
@@ -263,7 +241,7 @@ pub(crate) fn surb(case: &Value) -> Outcome {
     let first = list(case, "packets")?.first().ok_or("no packets")?;
     same("reply packet", &reply, &decode_value(first)?)?;
 
-    let mut encrypted: [u8; 10_188] = walk(case, &nodes, Terminal::Reply)?
+    let mut encrypted: [u8; ENCRYPTED_REPLY_LEN] = walk(case, &nodes, Terminal::Reply)?
         .try_into()
         .map_err(|_| "encrypted reply of the wrong length")?;
     let keys = SurbKeys::from_bytes(&array(case, "surb_keys")?);
@@ -273,12 +251,16 @@ pub(crate) fn surb(case: &Value) -> Outcome {
     same("decrypted reply", plain, &bytes(case, "decrypted_reply")?)?;
 
     let encaps = encapsulations(case, &nodes)?;
-    let reply_key: [u8; SPRP_KEY_BLOCK_LEN] = surb_bytes
-        .get(SURB_LEN - SPRP_KEY_BLOCK_LEN..)
+    let reply_key = surb_bytes
+        .get(layout::surb::REPLY_KEY_BLOCK)
         .and_then(|k| k.try_into().ok())
         .ok_or("SURB too short")?;
     let (our_surb, our_keys) = hazmat::create_surb_from_encapsulations(&path, &encaps, &reply_key)
         .map_err(|e| format!("recreating the SURB: {e}"))?;
     same("recreated SURB", our_surb.as_bytes(), &surb_bytes)?;
-    same("recreated SURB keys", &our_keys.to_bytes()[..], &keys.to_bytes()[..])
+    same(
+        "recreated SURB keys",
+        &our_keys.to_bytes()[..],
+        &keys.to_bytes()[..],
+    )
 }

@@ -12,7 +12,6 @@
 
 mod negative;
 mod packets;
-mod points;
 mod primitives;
 mod scenario;
 

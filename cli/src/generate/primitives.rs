@@ -8,7 +8,7 @@ use kemsphinx::geometry::{
 use kemsphinx::{PrivateKey, hazmat};
 use serde_json::{Value, json};
 
-use super::{Drbg, Gen, hex, points};
+use super::{Drbg, Gen, hex};
 use crate::conformance::x25519_raw;
 
 /// Fixed encapsulation randomness: X25519 ephemeral secret, ML-KEM `m`.
@@ -162,7 +162,7 @@ fn non_canonical(rng: &mut Drbg) -> Gen<Vec<Value>> {
     }
     let mut p2 = ct;
     if let Some(x) = p2.get_mut(..X25519_LEN) {
-        x.copy_from_slice(&points::p_plus_2());
+        x.copy_from_slice(&kemsphinx_support::P_PLUS_2);
     }
     Ok(vec![
         decapsulation(

@@ -2,11 +2,12 @@
 //! that records what each hop sees: shared by the `forward`, `surb` and
 //! `negative` files.
 
-use kemsphinx::geometry::{HOPS, KEY_SEED_LEN, PACKET_LEN, SPRP_KEY_BLOCK_LEN};
+use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN, SPRP_KEY_BLOCK_LEN};
 use kemsphinx::{
-    Action, Command, NodeId, Path, PrivateKey, Surb, SurbKeys, create_packet, create_surb, hazmat,
-    replay_tag, unwrap,
+    Action, Command, NodeId, Path, Surb, SurbKeys, create_packet, create_surb, hazmat, replay_tag,
+    unwrap,
 };
+use kemsphinx_support::{Node, encoded};
 use serde_json::{Value, json};
 
 use super::{Drbg, Gen, hex};
@@ -19,25 +20,9 @@ pub(crate) fn packet_buffer() -> Packet {
     Box::new([0u8; PACKET_LEN])
 }
 
-/// A mix node made from a 96-byte seed.
-pub(crate) struct Node {
-    pub(crate) seed: [u8; KEY_SEED_LEN],
-    pub(crate) id: NodeId,
-    pub(crate) key: PrivateKey,
-}
-
 /// Four nodes: for each, a key seed then an id from the DRBG.
-pub(crate) fn nodes(rng: &mut Drbg) -> Vec<Node> {
-    (0..HOPS)
-        .map(|_| {
-            let seed = rng.array();
-            Node {
-                seed,
-                id: NodeId(rng.array()),
-                key: PrivateKey::from_seed(&seed),
-            }
-        })
-        .collect()
+pub(crate) fn nodes(rng: &mut Drbg) -> [Node; HOPS] {
+    kemsphinx_support::nodes(&mut rng.0)
 }
 
 /// A node as a case lists it (with the optional `seed`).
@@ -52,10 +37,8 @@ pub(crate) fn node_json(n: &Node) -> Value {
 
 /// The path over `nodes` with per-hop `commands`.
 pub(crate) fn path<'a>(nodes: &'a [Node], commands: &'a [Vec<Command>]) -> Gen<Path<'a>> {
-    crate::hops::path(nodes.iter().map(|n| (n.id, n.key.public_key())), commands)
+    kemsphinx_support::nodes_path(nodes, commands).map_err(|e| e.to_string())
 }
-
-pub(crate) use crate::hops::encoded;
 
 /// Per-hop command lists as a case lists them.
 pub(crate) fn commands_json(commands: &[Vec<Command>]) -> Value {
@@ -69,8 +52,7 @@ pub(crate) fn commands_json(commands: &[Vec<Command>]) -> Value {
 pub(crate) struct Encap {
     pub(crate) x25519_ephemeral: [u8; 32],
     pub(crate) mlkem_m: [u8; 32],
-    pub(crate) ciphertext: hazmat::KemCiphertext,
-    pub(crate) shared_secret: [u8; 32],
+    pub(crate) encapsulation: hazmat::Encapsulation,
 }
 
 /// Encapsulate to every hop, drawing (as `create_packet` does) the X25519
@@ -86,21 +68,17 @@ pub(crate) fn encapsulate(rng: &mut Drbg, path: &Path<'_>) -> Gen<Vec<Encap>> {
             Ok(Encap {
                 x25519_ephemeral,
                 mlkem_m,
-                ciphertext,
-                shared_secret: *ss.as_bytes(),
+                encapsulation: (ciphertext, *ss.as_bytes()),
             })
         })
         .collect()
 }
 
-/// The encapsulations in the form the hidden creators take.
-pub(crate) fn parts(encaps: &[Encap]) -> Gen<[(hazmat::KemCiphertext, [u8; 32]); HOPS]> {
-    let v: Vec<_> = encaps
-        .iter()
-        .map(|e| (e.ciphertext, e.shared_secret))
-        .collect();
+/// The encapsulations in the form the hazmat creators take.
+pub(crate) fn parts(encaps: &[Encap]) -> Gen<[hazmat::Encapsulation; HOPS]> {
+    let v: Vec<_> = encaps.iter().map(|e| e.encapsulation).collect();
     v.try_into()
-        .map_err(|_| "four encapsulations expected".into())
+        .map_err(|_| format!("{HOPS} encapsulations expected"))
 }
 
 /// The `encapsulations` field of a case.
@@ -111,7 +89,7 @@ pub(crate) fn encaps_json(encaps: &[Encap]) -> Value {
             json!({
                 "x25519_ephemeral": hex(e.x25519_ephemeral),
                 "mlkem_m": hex(e.mlkem_m),
-                "shared_secret": hex(e.shared_secret),
+                "shared_secret": hex(e.encapsulation.1),
             })
         })
         .collect()
@@ -123,7 +101,7 @@ pub(crate) fn encaps_json(encaps: &[Encap]) -> Value {
 pub(crate) fn forward_packet(
     rng: &mut Drbg,
     path: &Path<'_>,
-    payload: &[u8; kemsphinx::geometry::PAYLOAD_LEN],
+    payload: &[u8; PAYLOAD_LEN],
 ) -> Gen<(Packet, Vec<Encap>)> {
     let mut normal = packet_buffer();
     create_packet(&mut rng.fork(), path, payload, &mut normal).map_err(|e| e.to_string())?;

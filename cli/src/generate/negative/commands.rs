@@ -8,7 +8,8 @@ use serde_json::Value;
 use super::packets::case;
 use super::{Base, by_source, choice, recorded};
 use crate::generate::Gen;
-use crate::generate::scenario::{encoded, packet_buffer, parts, path};
+use crate::generate::scenario::{packet_buffer, parts, path};
+use kemsphinx_support::encoded;
 
 /// A commands area from its parts, zero-padded to 82 bytes.
 fn area(parts: &[&[u8]]) -> Gen<[u8; COMMANDS_LEN]> {

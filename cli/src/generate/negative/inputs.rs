@@ -8,7 +8,7 @@ use kemsphinx::geometry::{
 use serde_json::{Value, json};
 
 use super::{Base, by_source, choice, flipped, length, neg, recorded, resized};
-use crate::generate::{hex, points};
+use crate::generate::hex;
 
 /// Why every input has exactly one length here.
 const EXACT: &str = "every input has exactly one length and any other is refused with \
@@ -281,7 +281,12 @@ pub(super) fn keys(base: &Base) -> Vec<Value> {
             case
         });
     }
-    for (name, what, point) in points::small_order_encodings() {
+    for kemsphinx_support::SmallOrderPoint {
+        name,
+        what,
+        u: point,
+    } in kemsphinx_support::small_order_encodings()
+    {
         let mut pk = public.clone();
         if let Some(x) = pk.get_mut(..X25519_LEN) {
             x.copy_from_slice(&point);

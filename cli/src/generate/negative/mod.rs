@@ -12,13 +12,13 @@ mod inputs;
 mod packets;
 mod replies;
 
-use kemsphinx::geometry::{PACKET_LEN, PAYLOAD_LEN};
+use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
 use kemsphinx::{Command, RecipientId, Surb, SurbId, SurbKeys};
 use serde_json::{Value, json};
 
-use super::scenario::{
-    Encap, Node, Walk, forward_packet, make_surb, nodes, packet_buffer, path, walk,
-};
+use kemsphinx_support::Node;
+
+use super::scenario::{Encap, Walk, forward_packet, make_surb, nodes, packet_buffer, path, walk};
 use super::{Drbg, Gen, hex};
 
 /// The reference's outcome for the same class of input as recorded in
@@ -67,7 +67,7 @@ pub(crate) fn neg(
 /// The scenario every negative case starts from: a valid forward packet
 /// and a valid SURB (with its reply) over the same four nodes.
 pub(crate) struct Base {
-    pub(crate) nodes: Vec<Node>,
+    pub(crate) nodes: [Node; HOPS],
     pub(crate) commands: Vec<Vec<Command>>,
     pub(crate) payload: Box<[u8; PAYLOAD_LEN]>,
     pub(crate) encaps: Vec<Encap>,

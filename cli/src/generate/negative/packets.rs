@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::{Base, by_source, choice, flipped, neg, recorded};
 use crate::generate::scenario::{packet_buffer, parts, path};
-use crate::generate::{Gen, hex, points};
+use crate::generate::{Gen, hex};
 use crate::layout;
 
 /// An `unwrap` case: `packet` given to node `hop`.
@@ -84,36 +84,42 @@ const LOW_ORDER: &str = "a small-order X25519 point (any encoding) is refused wi
 /// Every small-order encoding in the X25519 half, and the all-zero packet.
 fn small_order(base: &Base) -> Vec<Value> {
     let panics = "panic: crypto/ecdh: bad X25519 remote ECDH input: low order point";
-    let mut cases: Vec<Value> = points::small_order_encodings()
+    let mut cases: Vec<Value> = kemsphinx_support::small_order_encodings()
         .into_iter()
-        .map(|(name, what, point)| {
-            let mut pkt = base.packet(0).to_vec();
-            if let Some(x) = pkt.get_mut(layout::KEM_CT..layout::MLKEM_CT) {
-                x.copy_from_slice(&point);
-            }
-            let reference = if name == "u0" {
-                recorded("neg-unwrap-x25519-small-order-u0", panics)
-            } else {
-                by_source(&format!(
-                    "Go's X25519 ignores bit 255, reduces u mod p and refuses the all-zero \
+        .map(
+            |kemsphinx_support::SmallOrderPoint {
+                 name,
+                 what,
+                 u: point,
+             }| {
+                let mut pkt = base.packet(0).to_vec();
+                if let Some(x) = pkt.get_mut(layout::KEM_CT..layout::MLKEM_CT) {
+                    x.copy_from_slice(&point);
+                }
+                let reference = if name == "u0" {
+                    recorded("neg-unwrap-x25519-small-order-u0", panics)
+                } else {
+                    by_source(&format!(
+                        "Go's X25519 ignores bit 255, reduces u mod p and refuses the all-zero \
                      output, which hpqc's X25519 turns into a panic, as recorded for u = 0 \
                      (neg-unwrap-x25519-small-order-u0): {panics}"
-                ))
-            };
-            let case = case(
-                base,
-                &format!("unwrap-x25519-{name}"),
-                0,
-                &pkt,
-                KEM,
-                &format!(
-                    "X25519 half of the KEM ciphertext replaced by {what}: the Diffie-Hellman \
+                    ))
+                };
+                let case = case(
+                    base,
+                    &format!("unwrap-x25519-{name}"),
+                    0,
+                    &pkt,
+                    KEM,
+                    &format!(
+                        "X25519 half of the KEM ciphertext replaced by {what}: the Diffie-Hellman \
                      output is all zero, refused before the MAC"
-                ),
-                reference,
-            );
-            choice(case, LOW_ORDER)
-        })
+                    ),
+                    reference,
+                );
+                choice(case, LOW_ORDER)
+            },
+        )
         .collect();
     let zero = case(
         base,
@@ -144,7 +150,7 @@ fn non_canonical(base: &Base) -> Gen<Vec<Value>> {
     }
     let mut p2 = real;
     if let Some(x) = p2.get_mut(..X25519_LEN) {
-        x.copy_from_slice(&points::p_plus_2());
+        x.copy_from_slice(&kemsphinx_support::P_PLUS_2);
     }
     let variants = [
         (

@@ -9,4 +9,3 @@ pub mod generate;
 pub mod inspect;
 pub mod keyfile;
 pub mod keygen;
-pub mod layout;

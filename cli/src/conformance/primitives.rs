@@ -1,7 +1,10 @@
 //! Checks for the KEM and the per-hop primitives.
 
+use std::ops::Range;
+
 use kemsphinx::aez::Aez;
 use kemsphinx::geometry::X25519_LEN;
+use kemsphinx::geometry::layout::kdf;
 use kemsphinx::{PrivateKey, hazmat};
 use serde_json::Value;
 
@@ -120,17 +123,19 @@ pub(crate) fn aez(case: &Value) -> Outcome {
     same("decipher", &buf, &plaintext)
 }
 
+/// The `kdf` kind's fields: the parts of the 160-byte output by name.
+pub(crate) const KDF_FIELDS: [(&str, Range<usize>); 4] = [
+    ("header_mac_key", kdf::MAC_KEY),
+    ("header_encryption_key", kdf::STREAM_KEY),
+    ("header_encryption_iv", kdf::STREAM_IV),
+    ("payload_encryption_key", kdf::SPRP_KEY),
+];
+
 /// `kdf`: HKDF-Expand and its split into per-hop keys.
 pub(crate) fn kdf(case: &Value) -> Outcome {
     let okm = hazmat::kdf(&array(case, "ikm")?);
     same("okm", &okm[..], &bytes(case, "okm")?)?;
-    let parts = [
-        ("header_mac_key", 0..32),
-        ("header_encryption_key", 32..64),
-        ("header_encryption_iv", 64..80),
-        ("payload_encryption_key", 80..128),
-    ];
-    for (name, range) in parts {
+    for (name, range) in KDF_FIELDS {
         same(
             name,
             okm.get(range).unwrap_or_default(),

@@ -3,13 +3,13 @@
 
 use kemsphinx::aez::Aez;
 use kemsphinx::geometry::{
-    ENCRYPTED_PAYLOAD_LEN, KEM_CIPHERTEXT_LEN, KEY_SEED_LEN, STREAM_LEN, X25519_LEN,
+    ENCRYPTED_PAYLOAD_LEN, KEM_CIPHERTEXT_LEN, KEY_SEED_LEN, STREAM_LEN, X25519_LEN, layout,
 };
 use kemsphinx::{PrivateKey, hazmat};
 use serde_json::{Value, json};
 
 use super::{Drbg, Gen, hex};
-use crate::conformance::x25519_raw;
+use crate::conformance::{KDF_FIELDS, x25519_raw};
 
 /// Fixed encapsulation randomness: X25519 ephemeral secret, ML-KEM `m`.
 type Randomness = ([u8; 32], [u8; 32]);
@@ -213,14 +213,12 @@ pub(crate) fn kdf(rng: &mut Drbg) -> Gen<Vec<Value>> {
         .enumerate()
         .map(|(n, ikm)| {
             let okm = hazmat::kdf(ikm);
-            let part = |r: std::ops::Range<usize>| hex(okm.get(r).unwrap_or_default());
-            json!({
-                "id": format!("kdf-{n:02}"), "ikm": hex(ikm), "okm": hex(&okm[..]),
-                "header_mac_key": part(0..32),
-                "header_encryption_key": part(32..64),
-                "header_encryption_iv": part(64..80),
-                "payload_encryption_key": part(80..128),
-            })
+            let mut case =
+                json!({ "id": format!("kdf-{n:02}"), "ikm": hex(ikm), "okm": hex(&okm[..]) });
+            for (name, range) in KDF_FIELDS {
+                case[name] = hex(okm.get(range).unwrap_or_default());
+            }
+            case
         })
         .collect())
 }
@@ -261,7 +259,7 @@ pub(crate) fn stream(rng: &mut Drbg) -> Gen<Vec<Value>> {
 /// `mac` (a new kind): HMAC-SHA256 with a 32-byte key, including the
 /// header-prefix length the format MACs.
 pub(crate) fn mac(rng: &mut Drbg) -> Gen<Vec<Value>> {
-    Ok([0, 1, 64, 65, crate::layout::MAC]
+    Ok([0, 1, 64, 65, layout::packet::AUTHENTICATED.end]
         .iter()
         .enumerate()
         .map(|(n, &len)| {

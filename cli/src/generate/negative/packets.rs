@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::{Base, by_source, choice, flipped, neg, recorded};
 use crate::generate::scenario::{packet_buffer, parts, path};
 use crate::generate::{Gen, hex};
-use crate::layout;
+use kemsphinx::geometry::layout;
 
 /// An `unwrap` case: `packet` given to node `hop`.
 pub(super) fn case(
@@ -93,7 +93,7 @@ fn small_order(base: &Base) -> Vec<Value> {
                  u: point,
              }| {
                 let mut pkt = base.packet(0).to_vec();
-                if let Some(x) = pkt.get_mut(layout::KEM_CT..layout::MLKEM_CT) {
+                if let Some(x) = pkt.get_mut(layout::packet::KEM_X25519) {
                     x.copy_from_slice(&point);
                 }
                 let reference = if name == "u0" {
@@ -141,7 +141,7 @@ fn non_canonical(base: &Base) -> Gen<Vec<Value>> {
     let node = base.nodes.first().ok_or("no nodes")?;
     let real: hazmat::KemCiphertext = base
         .packet(0)
-        .get(layout::KEM_CT..layout::ROUTING)
+        .get(layout::packet::KEM_CIPHERTEXT)
         .and_then(|c| c.try_into().ok())
         .ok_or("short packet")?;
     let mut high = real;
@@ -169,7 +169,7 @@ fn non_canonical(base: &Base) -> Gen<Vec<Value>> {
     let mut cases = Vec::new();
     for (name, what, ct) in variants {
         let mut tampered = base.packet(0).to_vec();
-        if let Some(dst) = tampered.get_mut(layout::KEM_CT..layout::ROUTING) {
+        if let Some(dst) = tampered.get_mut(layout::packet::KEM_CIPHERTEXT) {
             dst.copy_from_slice(&ct);
         }
         cases.push(case(
@@ -228,9 +228,9 @@ fn non_canonical(base: &Base) -> Gen<Vec<Value>> {
 fn regions(base: &Base) -> Vec<Value> {
     let pkt = &base.packet(0)[..];
     let mut specs: Vec<(String, usize, String, String)> = vec![
-        ("x25519-half".into(), layout::KEM_CT + 7, "the X25519 half of the KEM ciphertext (a different, valid point)".into(),
+        ("x25519-half".into(), layout::packet::KEM_X25519.start + 7, "the X25519 half of the KEM ciphertext (a different, valid point)".into(),
          recorded("neg-unwrap-x25519-ct-bitflip", MISMATCH)),
-        ("mlkem-half".into(), layout::MLKEM_CT + 600, "the ML-KEM half of the KEM ciphertext: implicit rejection gives a pseudo-random secret".into(),
+        ("mlkem-half".into(), layout::packet::KEM_MLKEM.start + 600, "the ML-KEM half of the KEM ciphertext: implicit rejection gives a pseudo-random secret".into(),
          recorded("neg-unwrap-mlkem-ct-bitflip", MISMATCH)),
     ];
     for block in 0..HOPS {
@@ -243,7 +243,7 @@ fn regions(base: &Base) -> Vec<Value> {
         };
         specs.push((
             format!("routing-block-{block}"),
-            layout::routing_block(block) + 41 + 300 * block,
+            layout::packet::routing_block(block).start + 41 + 300 * block,
             format!(
                 "the routing information, in the 1,202-byte block that hop {block} will decrypt"
             ),
@@ -252,7 +252,7 @@ fn regions(base: &Base) -> Vec<Value> {
     }
     specs.push((
         "mac".into(),
-        layout::MAC + 31,
+        layout::packet::MAC.start + 31,
         "the header MAC".into(),
         recorded("neg-unwrap-mac-first-byte-flip", MISMATCH),
     ));
@@ -271,7 +271,7 @@ fn regions(base: &Base) -> Vec<Value> {
         })
         .collect();
     cases.push(case(
-        base, "unwrap-bitflip-payload-forward-hop", 0, &flipped(pkt, layout::PAYLOAD + 9_000, 6),
+        base, "unwrap-bitflip-payload-forward-hop", 0, &flipped(pkt, layout::packet::PAYLOAD.start + 9_000, 6),
         ("ok_forward", None),
         "one payload bit flipped before a forward hop: the payload is not authenticated there; the terminal hop's tag check catches it",
         recorded("neg-unwrap-payload-bitflip-forward-hop0", "ok_forward"),
@@ -294,7 +294,7 @@ fn payloads(base: &Base) -> Gen<Vec<Value>> {
     let node = base.nodes.get(HOPS - 1).ok_or("no terminal node")?;
     let mut pkt = base.packet(HOPS - 1).to_vec();
     let ct: hazmat::KemCiphertext = pkt
-        .get(layout::KEM_CT..layout::ROUTING)
+        .get(layout::packet::KEM_CIPHERTEXT)
         .and_then(|c| c.try_into().ok())
         .ok_or("short packet")?;
     let ss = node.key.decapsulate(&ct).map_err(|e| e.to_string())?;
@@ -307,7 +307,9 @@ fn payloads(base: &Base) -> Gen<Vec<Value>> {
         .get(64..80)
         .and_then(|k| k.try_into().ok())
         .ok_or("okm")?;
-    let body = pkt.get_mut(layout::PAYLOAD..).ok_or("short packet")?;
+    let body = pkt
+        .get_mut(layout::packet::PAYLOAD.start..)
+        .ok_or("short packet")?;
     let aez = Aez::new(&key);
     aez.decipher(&iv, body);
     if let Some(b) = body.get_mut(PAYLOAD_TAG_LEN - 1) {
@@ -336,7 +338,7 @@ fn payloads(base: &Base) -> Gen<Vec<Value>> {
             base,
             "unwrap-surb-reply-terminal-bitflip",
             HOPS - 1,
-            &flipped(&reply_pkt[..], layout::PAYLOAD + 77, 0),
+            &flipped(&reply_pkt[..], layout::packet::PAYLOAD.start + 77, 0),
             ("ok_reply", None),
             "a SURB reply with one payload bit flipped before its terminal hop: handed over unchecked; decrypt_reply refuses it",
             recorded("neg-unwrap-surb-reply-terminal-payload-bitflip", "ok_reply"),

@@ -161,8 +161,11 @@ pub fn decode(bytes: &[u8]) -> Result<Command, NotOneCommand> {
 /// An 82-byte commands area holding `parts` one after the other, then
 /// zeros; `None` if they are longer than the area.
 #[must_use]
-pub fn area(parts: &[&[u8]]) -> Option<[u8; COMMANDS_LEN]> {
-    let bytes = parts.concat();
+pub fn area<P: AsRef<[u8]>>(parts: &[P]) -> Option<[u8; COMMANDS_LEN]> {
+    let bytes: Vec<u8> = parts
+        .iter()
+        .flat_map(|p| p.as_ref().iter().copied())
+        .collect();
     let mut out = [0u8; COMMANDS_LEN];
     out.get_mut(..bytes.len())?.copy_from_slice(&bytes);
     Some(out)

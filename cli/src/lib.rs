@@ -4,6 +4,7 @@
 //! and key generation in the reference's PEM format, usable from tests and
 //! from the command line.
 
+mod case;
 pub mod conformance;
 pub mod generate;
 pub mod inspect;

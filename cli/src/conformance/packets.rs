@@ -5,14 +5,13 @@ use kemsphinx::geometry::{
     ENCRYPTED_REPLY_LEN, HOPS, KEM_CIPHERTEXT_LEN, PACKET_LEN, PRIVATE_KEY_LEN, SHARED_SECRET_LEN,
     SURB_LEN, layout,
 };
-use kemsphinx::{
-    Action, Command, NodeId, Path, PrivateKey, PublicKey, Surb, SurbKeys, hazmat, replay_tag,
-    unwrap,
-};
-use kemsphinx_support::{decode, encoded_all};
+use kemsphinx::{Command, NodeId, Path, PrivateKey, PublicKey, Surb, SurbKeys, hazmat};
+use kemsphinx_support::decode;
 use serde_json::Value;
 
 use super::json::{Outcome, array, bytes, decode_value, list, same};
+use super::primitives::from_randomness;
+use crate::case::{self, Terminal};
 
 /// One node of a case: id and loaded key.
 pub(crate) struct Node {
@@ -86,75 +85,55 @@ pub(crate) fn path<'a>(
         .map_err(|e| e.to_string())
 }
 
-/// What the terminal hop is expected to hand over.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Terminal {
-    Deliver,
-    Reply,
-}
-
-/// Unwrap `packets[i]` with node `i` for every hop and compare with
-/// `unwrap[i]`; returns the terminal payload (10,156 or 10,188 bytes).
+/// Walk `packets[0]` through the nodes and compare every hop with the
+/// case: the packet it receives (`packets[i]`) and what it does
+/// (`unwrap[i]`); returns the terminal payload (10,156 or 10,188 bytes).
 fn walk(case: &Value, nodes: &[Node], terminal: Terminal) -> Result<Vec<u8>, String> {
     let packets = list(case, "packets")?;
     let expected = list(case, "unwrap")?;
-    let mut terminal_payload = Vec::new();
-    for (i, ((node, pkt), want)) in nodes.iter().zip(packets).zip(expected).enumerate() {
-        let mut buf: [u8; PACKET_LEN] = decode_value(pkt)?
-            .try_into()
-            .map_err(|_| format!("packets[{i}]: not {PACKET_LEN} bytes"))?;
-        let tag = replay_tag(&buf);
+    if packets.len() != HOPS || expected.len() != HOPS {
+        return Err(format!("expected {HOPS} packets and {HOPS} unwrap entries"));
+    }
+    let first: [u8; PACKET_LEN] = packets
+        .first()
+        .map(decode_value)
+        .transpose()?
+        .and_then(|p| p.try_into().ok())
+        .ok_or_else(|| format!("packets[0]: not {PACKET_LEN} bytes"))?;
+    let keys: Vec<_> = nodes.iter().map(|n| (n.id, &n.key)).collect();
+    let seen = case::walk(&keys, &first, terminal)?;
+    let hops = seen
+        .packets
+        .iter()
+        .zip(&seen.unwrap)
+        .zip(packets.iter().zip(expected));
+    for (i, ((packet, got), (want_packet, want))) in hops.enumerate() {
         same(
-            &format!("hop {i} replay tag"),
-            &tag.0,
-            &array::<32>(want, "replay_tag")?,
+            &format!("hop {i} packet"),
+            &packet[..],
+            &decode_value(want_packet)?,
         )?;
-        let out =
-            unwrap(&node.key, &mut buf).map_err(|e| format!("hop {i}: unwrap failed: {e}"))?;
-        same(
-            &format!("hop {i} unwrap replay tag"),
-            &out.replay_tag.0,
-            &tag.0,
-        )?;
-        let got_cmds = encoded_all(out.commands.iter());
-        let want_cmds: Vec<u8> = list(want, "commands")?
-            .iter()
-            .map(decode_value)
-            .collect::<Result<Vec<_>, _>>()?
-            .concat();
-        same(&format!("hop {i} commands"), &got_cmds, &want_cmds)?;
-        match (out.action, nodes.get(i + 1), packets.get(i + 1)) {
-            (Action::Forward { next_hop, .. }, Some(next), Some(next_pkt)) => {
-                same(&format!("hop {i} next hop"), &next_hop.0, &next.id.0)?;
-                same(
-                    &format!("hop {i} outgoing packet"),
-                    &buf,
-                    &decode_value(next_pkt)?,
-                )?;
+        let field = |v: &Value, name: &str| -> Result<Vec<u8>, String> {
+            match v.get(name) {
+                Some(Value::Array(list)) => Ok(list
+                    .iter()
+                    .map(decode_value)
+                    .collect::<Result<Vec<_>, _>>()?
+                    .concat()),
+                Some(Value::Null) | None if name == "payload" => Ok(Vec::new()),
+                Some(hex) => decode_value(hex),
+                None => Err(format!("unwrap[{i}]: missing field `{name}`")),
             }
-            (Action::Deliver { payload, .. }, None, _) if terminal == Terminal::Deliver => {
-                terminal_payload = payload.to_vec();
-            }
-            (
-                Action::SurbReply {
-                    encrypted_reply, ..
-                },
-                None,
-                _,
-            ) if terminal == Terminal::Reply => {
-                terminal_payload = encrypted_reply.to_vec();
-            }
-            (action, ..) => return Err(format!("hop {i}: unexpected action {action:?}")),
-        }
-        if let Some(p) = want.get("payload").filter(|p| !p.is_null()) {
+        };
+        for name in ["replay_tag", "commands", "payload"] {
             same(
-                &format!("hop {i} payload"),
-                &terminal_payload,
-                &decode_value(p)?,
+                &format!("hop {i} {name}"),
+                &field(got, name)?,
+                &field(want, name)?,
             )?;
         }
     }
-    Ok(terminal_payload)
+    Ok(seen.terminal)
 }
 
 /// The KEM ciphertext and shared secret each hop recovers. When the case
@@ -182,25 +161,12 @@ fn encapsulations(case: &Value, nodes: &[Node]) -> Result<[hazmat::Encapsulation
             .filter(|r| r.len() == HOPS)
             .ok_or("`encapsulations`: expected one entry per hop")?;
         for (i, ((want, node), r)) in out.iter().zip(nodes).zip(recorded).enumerate() {
-            let (ct, ss) = node
-                .key
-                .public_key()
-                .encapsulate_deterministic(&array(r, "x25519_ephemeral")?, &array(r, "mlkem_m")?)
-                .map_err(|e| format!("hop {i}: encapsulation: {e}"))?;
-            same(
-                &format!("hop {i} ciphertext from its randomness"),
-                &ct,
-                &want.0,
-            )?;
-            same(
-                &format!("hop {i} shared secret from its randomness"),
-                ss.as_bytes(),
-                &want.1,
-            )?;
+            let what = format!("hop {i} ");
+            from_randomness(r, node.key.public_key(), &want.0, &want.1, &what)?;
             if r.get("shared_secret").is_some() {
                 same(
                     &format!("hop {i} shared_secret"),
-                    ss.as_bytes(),
+                    &want.1,
                     &bytes(r, "shared_secret")?,
                 )?;
             }

@@ -9,7 +9,7 @@ use kemsphinx::{PrivateKey, hazmat};
 use serde_json::{Value, json};
 
 use super::{Drbg, Gen, hex};
-use crate::conformance::{KDF_FIELDS, x25519_raw};
+use crate::case::KDF_FIELDS;
 
 /// Fixed encapsulation randomness: X25519 ephemeral secret, ML-KEM `m`.
 type Randomness = ([u8; 32], [u8; 32]);
@@ -92,19 +92,12 @@ fn encapsulation(
         .encapsulate_deterministic(eph, m)
         .map_err(|e| format!("{id}: {e}"))?;
     let mut case = decapsulation(id, op, key, &ct, what)?;
-    same(id, ss.as_bytes(), case.get("shared_secret"))?;
+    if case.get("shared_secret") != Some(&hex(ss.as_bytes())) {
+        return Err(format!("{id}: encapsulation and decapsulation disagree"));
+    }
     case["x25519_ephemeral"] = hex(eph);
     case["mlkem_m"] = hex(m);
     Ok(case)
-}
-
-/// Require the encapsulated secret to equal the decapsulated one.
-fn same(id: &str, got: &[u8], want: Option<&Value>) -> Gen<()> {
-    if want.and_then(Value::as_str) == Some(hex::encode(got).as_str()) {
-        Ok(())
-    } else {
-        Err(format!("{id}: encapsulation and decapsulation disagree"))
-    }
 }
 
 /// A decapsulation case (with the combiner's intermediates for `combiner`).
@@ -115,34 +108,15 @@ fn decapsulation(
     ct: &hazmat::KemCiphertext,
     what: &str,
 ) -> Gen<Value> {
-    let t = hazmat::debug_decapsulate(key, ct).map_err(|e| format!("{id}: {e}"))?;
-    let private = key.to_bytes();
     let mut case = json!({
         "id": id, "op": op, "note": what,
         "public_key": hex(key.public_key().as_bytes()),
-        "private_key": hex(&private[..]),
+        "private_key": hex(&key.to_bytes()[..]),
         "ciphertext": hex(ct),
-        "shared_secret": hex(t.shared_secret),
     });
-    if op == "combiner" {
-        let steps = [
-            (
-                "x25519_shared_secret",
-                x25519_raw(private.get(..X25519_LEN).unwrap_or_default(), ct)?,
-            ),
-            (
-                "x25519_adapter_shared_secret",
-                t.x25519_adapter_shared_secret,
-            ),
-            ("mlkem_shared_secret", t.mlkem_shared_secret),
-            ("splitprf_key_x25519", t.splitprf_key_x25519),
-            ("splitprf_key_mlkem", t.splitprf_key_mlkem),
-            ("splitprf_hash_x25519", t.splitprf_hash_x25519),
-            ("splitprf_hash_mlkem", t.splitprf_hash_mlkem),
-        ];
-        for (name, value) in steps {
-            case[name] = hex(value);
-        }
+    let fields = crate::case::decapsulation(key, ct, op == "combiner");
+    for (name, value) in fields.map_err(|e| format!("{id}: {e}"))? {
+        case[name] = hex(value);
     }
     Ok(case)
 }

@@ -3,14 +3,12 @@
 //! `negative` files.
 
 use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN, SPRP_KEY_BLOCK_LEN};
-use kemsphinx::{
-    Action, Command, NodeId, Path, Surb, SurbKeys, create_packet, create_surb, hazmat, replay_tag,
-    unwrap,
-};
+use kemsphinx::{Command, Path, Surb, SurbKeys, create_packet, create_surb, hazmat};
 use kemsphinx_support::{Node, encoded};
 use serde_json::{Value, json};
 
 use super::{Drbg, Gen, hex};
+pub(crate) use crate::case::{Terminal, Walk};
 
 /// A packet buffer.
 pub(crate) type Packet = Box<[u8; PACKET_LEN]>;
@@ -129,57 +127,11 @@ pub(crate) fn make_surb(rng: &mut Drbg, path: &Path<'_>) -> Gen<(Surb, SurbKeys,
     Ok((surb, keys, encaps))
 }
 
-/// What a walk through the four hops recorded.
-pub(crate) struct Walk {
-    /// The packet as received by hop 0..3.
-    pub(crate) packets: Vec<Packet>,
-    /// Per hop: `replay_tag`, `commands` (serialised), `payload` (terminal).
-    pub(crate) unwrap: Vec<Value>,
-    /// Hop 0's `next_node_hop`: the next id and header MAC.
-    pub(crate) first_next_hop: Option<(NodeId, [u8; 32])>,
-    /// The terminal hop's payload (10,156) or encrypted reply (10,188).
-    pub(crate) terminal: Vec<u8>,
-}
-
-/// Unwrap `first` at every node in turn and record each hop.
-pub(crate) fn walk(nodes: &[Node], first: &[u8; PACKET_LEN]) -> Gen<Walk> {
-    let mut buf = Box::new(*first);
-    let mut out = Walk {
-        packets: Vec::new(),
-        unwrap: Vec::new(),
-        first_next_hop: None,
-        terminal: Vec::new(),
-    };
-    for (i, node) in nodes.iter().enumerate() {
-        out.packets.push(buf.clone());
-        let tag = replay_tag(&buf);
-        let result = unwrap(&node.key, &mut buf).map_err(|e| format!("hop {i}: {e}"))?;
-        let commands: Vec<Value> = result.commands.iter().map(|c| hex(encoded(c))).collect();
-        if i == 0 {
-            out.first_next_hop = result.commands.iter().find_map(|c| match c {
-                Command::NextNodeHop { id, mac } => Some((*id, *mac)),
-                _ => None,
-            });
-        }
-        let payload = match result.action {
-            Action::Forward { .. } if i + 1 < HOPS => Value::Null,
-            Action::Deliver { payload, .. } if i + 1 == HOPS => {
-                out.terminal = payload.to_vec();
-                hex(payload)
-            }
-            Action::SurbReply {
-                encrypted_reply, ..
-            } if i + 1 == HOPS => {
-                out.terminal = encrypted_reply.to_vec();
-                hex(encrypted_reply)
-            }
-            other => return Err(format!("hop {i}: unexpected action {other:?}")),
-        };
-        out.unwrap.push(json!({
-            "replay_tag": hex(tag.0), "commands": commands, "payload": payload,
-        }));
-    }
-    Ok(out)
+/// Walk `first` through `nodes`, which must forward it to the end and
+/// there hand it over as `terminal` says.
+pub(crate) fn walk(nodes: &[Node], first: &[u8; PACKET_LEN], terminal: Terminal) -> Gen<Walk> {
+    let keys: Vec<_> = nodes.iter().map(|n| (n.id, &n.key)).collect();
+    crate::case::walk(&keys, first, terminal)
 }
 
 /// The packets of a walk as a case lists them.

@@ -25,7 +25,8 @@ use serde_json::{Map, Value, json};
 
 use self::table::{Cmd, Edit, Input, Op, Packet, Part, Spec};
 use super::scenario::{
-    Encap, Walk, commands_json, forward_packet, make_surb, nodes, packet_buffer, parts, path, walk,
+    Encap, Terminal, Walk, commands_json, forward_packet, make_surb, nodes, packet_buffer, parts,
+    path, walk,
 };
 use super::{Drbg, Gen, hex};
 
@@ -58,7 +59,7 @@ impl Base {
         commands.push(vec![recipient]);
         let payload = rng.payload();
         let (packet, encaps) = forward_packet(rng, &path(&nodes, &commands)?, &payload)?;
-        let forward_walk = walk(&nodes, &packet)?;
+        let forward_walk = walk(&nodes, &packet, Terminal::Deliver)?;
 
         let mut surb_commands = delays.to_vec();
         surb_commands.push(vec![recipient, surb_id]);
@@ -70,7 +71,7 @@ impl Base {
         Surb::from_bytes(surb.as_bytes())
             .map_err(|e| e.to_string())?
             .reply(&reply_payload, &mut reply);
-        let reply_walk = walk(&nodes, &reply)?;
+        let reply_walk = walk(&nodes, &reply, Terminal::Reply)?;
         Ok(Self {
             nodes,
             commands,
@@ -186,13 +187,16 @@ impl Base {
     /// A command of the table.
     fn command(&self, cmd: Cmd) -> Gen<Command> {
         Ok(match cmd {
-            Cmd::NextHop => {
-                let (id, mac) = self
-                    .walk
-                    .first_next_hop
-                    .ok_or("no next_node_hop at hop 0")?;
-                Command::NextNodeHop { id, mac }
-            }
+            Cmd::NextHop => self
+                .walk
+                .commands
+                .first()
+                .and_then(|hop0| {
+                    hop0.iter()
+                        .find(|c| matches!(c, Command::NextNodeHop { .. }))
+                })
+                .cloned()
+                .ok_or("no next_node_hop at hop 0")?,
             Cmd::NextHopZeroMac => Command::NextNodeHop {
                 id: self.node(1)?.id,
                 mac: [0; MAC_LEN],

@@ -2,10 +2,10 @@
 //! outcome this library gives (`expect`, and its exact error in
 //! `expect_detail`) and what the Go reference did with it.
 //!
-//! The cases are data ([`table`]); [`build`] makes each one's inputs from
-//! one base scenario. `expect` is written there by hand from SPEC.md §7,
-//! never read back from the library; every case is run through the
-//! conformance runner before anything is written. What the reference did
+//! The cases are data ([`table`]); [`Base`] makes each one's inputs from
+//! one scenario, as the table says. `expect` is written there by hand from
+//! SPEC.md §7, never read back from the library; every case is run through
+//! the conformance runner before anything is written. What the reference did
 //! is observed, not predicted: `vectors/observed/` records it per case, and
 //! it is copied into `reference_class`, `reference_result` and
 //! `reference_agrees_with_expect`; a case whose observed class differs from

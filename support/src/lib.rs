@@ -3,6 +3,21 @@
 //! made from seeds, paths over them, command encodings, and the small-order
 //! X25519 points. Not published; it uses the library's `hazmat` entry
 //! points and belongs in no mix node or client.
+//!
+//! ```
+//! use kemsphinx::{Command, NodeId, RecipientId};
+//! use kemsphinx_support::{Node, nodes_path};
+//!
+//! // Four mixes with fixed keys, three forward hops and a delivery.
+//! let nodes = (0..4u8).map(|i| Node::from_seed([i; 96], NodeId([i; 32])));
+//! let nodes: Vec<Node> = nodes.collect();
+//! let delay = [Command::NodeDelay(100)];
+//! let deliver = [Command::Recipient(RecipientId([7; 32]))];
+//! let commands = [&delay[..], &delay, &delay, &deliver];
+//! let path = nodes_path(&nodes, &commands)?;
+//! assert_eq!(path[3].commands, &deliver);
+//! # Ok::<(), kemsphinx_support::HopCount>(())
+//! ```
 
 mod points;
 

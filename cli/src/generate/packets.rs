@@ -20,12 +20,10 @@ enum Fill {
 
 impl Fill {
     fn payload(self, rng: &mut Drbg) -> Box<[u8; PAYLOAD_LEN]> {
-        let mut p = Box::new([0u8; PAYLOAD_LEN]);
         match self {
-            Self::Drbg => p.copy_from_slice(&rng.bytes(PAYLOAD_LEN)),
-            Self::Byte(b) => p.fill(b),
+            Self::Drbg => rng.payload(),
+            Self::Byte(b) => Box::new([b; PAYLOAD_LEN]),
         }
-        p
     }
 
     fn describe(self) -> String {

@@ -6,9 +6,9 @@
 //! 32-byte corpus seed, one independent stream per file, in file order. The
 //! same seed therefore gives byte-identical files, and changing one file's
 //! cases never changes another file. Packets and SURBs are built from the
-//! drawn randomness through the crate's hidden deterministic entry points,
-//! and checked against the normal creation API fed with the same DRBG, so
-//! the corpus is exactly what `create_packet` / `create_surb` produce.
+//! drawn randomness through the crate's hazmat entry points, and checked
+//! against the normal creation API fed with the same DRBG, so the corpus
+//! is exactly what `create_packet` / `create_surb` produce.
 
 mod negative;
 mod packets;

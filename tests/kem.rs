@@ -14,30 +14,7 @@ mod common;
 use common::rng;
 use kemsphinx::geometry::{KEM_CIPHERTEXT_LEN, PUBLIC_KEY_LEN};
 use kemsphinx::{Error, KeyError, PrivateKey, PublicKey, Surb, SurbKeys};
-
-/// Every small-order X25519 u-coordinate encoding: 0, 1, the two points of
-/// order 8, p − 1, p, p + 1, and each again with bit 255 set (X25519 ignores
-/// that bit).
-fn small_order_points() -> Vec<[u8; 32]> {
-    let hex = [
-        "0000000000000000000000000000000000000000000000000000000000000000",
-        "0100000000000000000000000000000000000000000000000000000000000000",
-        "e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800",
-        "5f9c95bca3508c24b1d0b1559c83ef5b04445cc4581c8e86d8224eddd09f1157",
-        "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
-        "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
-        "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
-    ];
-    let mut out = Vec::new();
-    for h in hex {
-        let p: [u8; 32] = hex::decode(h).unwrap().try_into().unwrap();
-        let mut high = p;
-        high[31] |= 0x80;
-        out.push(p);
-        out.push(high);
-    }
-    out
-}
+use kemsphinx_support::small_order_encodings;
 
 #[test]
 fn keys_round_trip_through_their_encodings() {
@@ -111,14 +88,16 @@ fn an_encapsulation_key_with_a_coefficient_of_q_or_more_is_refused() {
 #[test]
 fn small_order_x25519_public_keys_are_refused() {
     let key = PrivateKey::generate(&mut rng(5));
-    for point in small_order_points() {
+    // 0, 1, the two points of order 8, p − 1, p, p + 1, and each again with
+    // bit 255 set (X25519 ignores that bit).
+    for point in small_order_encodings() {
         let mut bytes: [u8; PUBLIC_KEY_LEN] = key.public_key().to_bytes();
-        bytes[..32].copy_from_slice(&point);
+        bytes[..32].copy_from_slice(&point.u);
         assert_eq!(
             PublicKey::from_bytes(&bytes).err(),
             Some(Error::Key(KeyError::X25519LowOrder)),
             "{}",
-            hex::encode(point)
+            point.name
         );
     }
 }
@@ -128,14 +107,14 @@ fn small_order_ephemeral_keys_fail_decapsulation() {
     let mut rng = rng(6);
     let key = PrivateKey::generate(&mut rng);
     let (ct, _) = key.public_key().encapsulate(&mut rng).unwrap();
-    for point in small_order_points() {
+    for point in small_order_encodings() {
         let mut bad: [u8; KEM_CIPHERTEXT_LEN] = ct;
-        bad[..32].copy_from_slice(&point);
+        bad[..32].copy_from_slice(&point.u);
         assert_eq!(
             key.decapsulate(&bad).err(),
             Some(Error::Kem),
             "{}",
-            hex::encode(point)
+            point.name
         );
     }
 }

@@ -10,14 +10,16 @@
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
+use std::ops::Range;
+
+use kemsphinx::geometry::layout;
 use kemsphinx::geometry::{
-    ENCRYPTED_PAYLOAD_LEN, HEADER_LEN, PACKET_LEN, PAYLOAD_LEN, ROUTING_INFO_LEN, SURB_LEN,
+    ENCRYPTED_PAYLOAD_LEN, PACKET_LEN, PAYLOAD_LEN, ROUTING_INFO_LEN, SURB_LEN,
 };
 use kemsphinx::{Action, Command, PrivateKey, Surb, replay_tag, unwrap};
 
 use crate::conformance::{action_class, error_class};
 use crate::keyfile::{Encoding, hex_or_binary, read_input, read_private_key};
-use crate::layout;
 
 /// Usage of `kemsphinx inspect`.
 pub const USAGE: &str = "kemsphinx inspect FILE [--key KEYFILE] [--out FILE]\n\
@@ -48,8 +50,7 @@ pub fn inspect(input: &[u8], key: Option<&PrivateKey>) -> Result<Inspection, Str
             header(&mut text, input);
             row(
                 &mut text,
-                layout::PAYLOAD,
-                PACKET_LEN,
+                layout::packet::PAYLOAD,
                 "payload",
                 &format!("{ENCRYPTED_PAYLOAD_LEN} bytes, enciphered"),
             );
@@ -58,20 +59,16 @@ pub fn inspect(input: &[u8], key: Option<&PrivateKey>) -> Result<Inspection, Str
         SURB_LEN => {
             let _ = writeln!(text, "SURB, {SURB_LEN} bytes");
             header(&mut text, input);
-            let first = input
-                .get(layout::SURB_FIRST_HOP..layout::SURB_REPLY_KEY)
-                .unwrap_or_default();
+            let first = input.get(layout::surb::FIRST_HOP).unwrap_or_default();
             row(
                 &mut text,
-                layout::SURB_FIRST_HOP,
-                layout::SURB_REPLY_KEY,
+                layout::surb::FIRST_HOP,
                 "first hop",
                 &hex::encode(first),
             );
             row(
                 &mut text,
-                layout::SURB_REPLY_KEY,
-                SURB_LEN,
+                layout::surb::REPLY_KEY_BLOCK,
                 "reply key",
                 "64 bytes (the reply's payload key and IV; not shown)",
             );
@@ -117,18 +114,18 @@ pub fn inspect(input: &[u8], key: Option<&PrivateKey>) -> Result<Inspection, Str
 }
 
 /// One line of the layout: byte range, field, value.
-fn row(text: &mut String, from: usize, to: usize, field: &str, value: &str) {
+fn row(text: &mut String, range: Range<usize>, field: &str, value: &str) {
     let _ = writeln!(
         text,
         "  {:<14} {field:<18} {value}",
-        format!("[{from},{to})")
+        format!("[{},{})", range.start, range.end)
     );
 }
 
 /// The header fields, common to packets and SURBs.
 fn header(text: &mut String, input: &[u8]) {
-    let field = |from: usize, to: usize| input.get(from..to).unwrap_or_default();
-    let version = field(0, layout::KEM_CT);
+    let field = |range: Range<usize>| input.get(range).unwrap_or_default();
+    let version = field(layout::packet::VERSION);
     let verdict = if version == [0, 0] {
         "(ok)"
     } else {
@@ -136,23 +133,20 @@ fn header(text: &mut String, input: &[u8]) {
     };
     row(
         text,
-        0,
-        layout::KEM_CT,
+        layout::packet::VERSION,
         "version",
         &format!("{} {verdict}", hex::encode(version)),
     );
     row(
         text,
-        layout::KEM_CT,
-        layout::MLKEM_CT,
+        layout::packet::KEM_X25519,
         "X25519 ephemeral",
-        &hex::encode(field(layout::KEM_CT, layout::MLKEM_CT)),
+        &hex::encode(field(layout::packet::KEM_X25519)),
     );
-    let mlkem = field(layout::MLKEM_CT, layout::ROUTING);
+    let mlkem = field(layout::packet::KEM_MLKEM);
     row(
         text,
-        layout::MLKEM_CT,
-        layout::ROUTING,
+        layout::packet::KEM_MLKEM,
         "ML-KEM ciphertext",
         &format!(
             "{}… ({} bytes)",
@@ -162,17 +156,15 @@ fn header(text: &mut String, input: &[u8]) {
     );
     row(
         text,
-        layout::ROUTING,
-        layout::MAC,
+        layout::packet::ROUTING_INFO,
         "routing info",
         &format!("{ROUTING_INFO_LEN} bytes, encrypted"),
     );
     row(
         text,
-        layout::MAC,
-        HEADER_LEN,
+        layout::packet::MAC,
         "MAC",
-        &hex::encode(field(layout::MAC, HEADER_LEN)),
+        &hex::encode(field(layout::packet::MAC)),
     );
 }
 
@@ -180,13 +172,15 @@ fn header(text: &mut String, input: &[u8]) {
 /// ciphertext.
 fn replay_tag_line(text: &mut String, input: &[u8]) {
     if let Some(Ok(ct)) = input
-        .get(layout::KEM_CT..layout::ROUTING)
-        .map(<&[u8; 1120]>::try_from)
+        .get(layout::packet::KEM_CIPHERTEXT)
+        .map(<&kemsphinx::hazmat::KemCiphertext>::try_from)
     {
         let tag = kemsphinx::hazmat::replay_tag_of(ct);
         let _ = writeln!(
             text,
-            "  replay tag     SHA-512/256 of [2,1122) = {}",
+            "  replay tag     SHA-512/256 of [{},{}) = {}",
+            layout::packet::KEM_CIPHERTEXT.start,
+            layout::packet::KEM_CIPHERTEXT.end,
             hex::encode(tag.0)
         );
     }

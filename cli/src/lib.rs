@@ -4,10 +4,9 @@
 //! and key generation in the reference's PEM format, usable from tests and
 //! from the command line.
 
+mod case;
 pub mod conformance;
 pub mod generate;
-mod hops;
 pub mod inspect;
 pub mod keyfile;
 pub mod keygen;
-pub mod layout;

@@ -1,9 +1,11 @@
-//! Helpers shared by the integration tests: a seeded RNG, mix nodes, paths.
+//! Helpers shared by the integration tests: a seeded RNG, mix nodes and
+//! paths (from the support crate), per-hop commands, payloads.
 
 #![allow(dead_code)]
 
 use chacha20::ChaCha20Rng;
-use kemsphinx::{Command, Hop, NodeId, Path, PrivateKey, RecipientId, SurbId};
+use kemsphinx::{Command, Path, RecipientId, SurbId};
+pub(crate) use kemsphinx_support::Node;
 use rand_core::{Rng, SeedableRng};
 
 /// A deterministic RNG for reproducible tests.
@@ -11,24 +13,9 @@ pub(crate) fn rng(seed: u64) -> ChaCha20Rng {
     ChaCha20Rng::seed_from_u64(seed)
 }
 
-/// A mix node: id and key.
-pub(crate) struct Node {
-    pub(crate) id: NodeId,
-    pub(crate) key: PrivateKey,
-}
-
-/// Four nodes with fresh keys and random ids.
+/// Four nodes with keys from random seeds and random ids.
 pub(crate) fn nodes(rng: &mut ChaCha20Rng) -> Vec<Node> {
-    (0..4)
-        .map(|_| {
-            let mut id = [0u8; 32];
-            rng.fill_bytes(&mut id);
-            Node {
-                id: NodeId(id),
-                key: PrivateKey::generate(rng),
-            }
-        })
-        .collect()
+    kemsphinx_support::nodes(rng).into()
 }
 
 /// Per-hop commands: a delay for the first three hops, then the terminal's.
@@ -54,13 +41,9 @@ pub(crate) fn reply_to(recipient: [u8; 32], surb_id: [u8; 16]) -> Vec<Command> {
     ]
 }
 
-/// The path over `nodes` with `commands`.
+/// The path over four `nodes` with four lists of `commands`.
 pub(crate) fn path<'a>(nodes: &'a [Node], commands: &'a [Vec<Command>]) -> Path<'a> {
-    std::array::from_fn(|i| Hop {
-        id: nodes[i].id,
-        public_key: nodes[i].key.public_key(),
-        commands: &commands[i],
-    })
+    kemsphinx_support::nodes_path(nodes, commands).unwrap()
 }
 
 /// A random payload.

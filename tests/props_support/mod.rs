@@ -5,10 +5,10 @@
 use std::ops::Range;
 use std::sync::OnceLock;
 
+use kemsphinx::geometry::layout;
 use kemsphinx::geometry::{
-    ENCRYPTED_REPLY_LEN, HEADER_LEN, KEM_CIPHERTEXT_LEN, MAC_LEN, NODE_ID_LEN, PACKET_LEN,
-    PAYLOAD_LEN, PER_HOP_ROUTING_LEN, PRIVATE_KEY_LEN, PUBLIC_KEY_LEN, RECIPIENT_ID_LEN,
-    SURB_ID_LEN, SURB_KEYS_LEN, SURB_LEN, VERSION_LEN, X25519_LEN,
+    ENCRYPTED_REPLY_LEN, MAC_LEN, NODE_ID_LEN, PACKET_LEN, PAYLOAD_LEN, PRIVATE_KEY_LEN,
+    PUBLIC_KEY_LEN, RECIPIENT_ID_LEN, SURB_ID_LEN, SURB_KEYS_LEN, SURB_LEN,
 };
 use kemsphinx::{
     Action, Command, Error, NodeId, PrivateKey, RecipientId, SurbId, SurbKeys, create_packet,
@@ -226,7 +226,7 @@ pub(crate) fn walk(
         out.push(outcome);
         if reply {
             let body: &mut [u8; ENCRYPTED_REPLY_LEN] =
-                (&mut packet[HEADER_LEN..]).try_into().unwrap();
+                (&mut packet[layout::packet::PAYLOAD]).try_into().unwrap();
             let before = Box::new(*body);
             let keys = built.surb_keys.as_ref().unwrap();
             out.push(match keys.decrypt_reply(body) {
@@ -278,17 +278,13 @@ pub(crate) fn region() -> impl Strategy<Value = Region> {
 impl Region {
     /// The region's bytes in the packet.
     pub(crate) fn range(self) -> Range<usize> {
-        const CT: usize = VERSION_LEN;
-        const ROUTING: usize = CT + KEM_CIPHERTEXT_LEN;
         match self {
-            Self::Version => 0..CT,
-            Self::KemX25519 => CT..CT + X25519_LEN,
-            Self::KemMlKem => CT + X25519_LEN..ROUTING,
-            Self::Routing(j) => {
-                ROUTING + j * PER_HOP_ROUTING_LEN..ROUTING + (j + 1) * PER_HOP_ROUTING_LEN
-            }
-            Self::Mac => HEADER_LEN - MAC_LEN..HEADER_LEN,
-            Self::Payload => HEADER_LEN..PACKET_LEN,
+            Self::Version => layout::packet::VERSION,
+            Self::KemX25519 => layout::packet::KEM_X25519,
+            Self::KemMlKem => layout::packet::KEM_MLKEM,
+            Self::Routing(j) => layout::packet::routing_block(j),
+            Self::Mac => layout::packet::MAC,
+            Self::Payload => layout::packet::PAYLOAD,
         }
     }
 }

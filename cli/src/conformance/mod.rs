@@ -25,7 +25,6 @@ use serde_json::Value;
 
 pub(crate) use negative::negative as check_negative;
 pub use negative::{action_class, error_class};
-pub(crate) use primitives::x25519_raw;
 
 /// The schema this runner understands.
 pub const SCHEMA: &str = "kemsphinx-vectors/1";

@@ -37,70 +37,46 @@ pub fn action_class(action: &Action<'_>) -> &'static str {
     }
 }
 
-/// What an operation did: its class, the error (if any), and whether the
-/// caller's buffer was left as it was.
-struct Seen {
-    class: &'static str,
-    error: Option<Error>,
-    unchanged: bool,
-}
-
-impl Seen {
-    /// From a result whose success is already named; no buffer involved.
-    fn of(result: Result<&'static str, Error>) -> Self {
-        Self::with_buffer(result, true)
-    }
-
-    /// From a result and the state of the buffer it worked on.
-    fn with_buffer(result: Result<&'static str, Error>, unchanged: bool) -> Self {
-        match result {
-            Ok(class) => Self {
-                class,
-                error: None,
-                unchanged,
-            },
-            Err(e) => Self {
-                class: error_class(&e),
-                error: Some(e),
-                unchanged,
-            },
-        }
-    }
-}
+/// What an operation did, and whether the caller's buffer was left as it
+/// was (`true` where there is no buffer).
+type Seen = (Result<&'static str, Error>, bool);
 
 /// Run one negative case and compare its class with `expect` (and the
 /// error with `expect_detail`, this library's `Debug` form, when given).
 pub(crate) fn negative(case: &Value) -> Outcome {
     let expect = string(case, "expect")?;
-    let seen = match string(case, "op")? {
+    let (result, unchanged) = match string(case, "op")? {
         "unwrap" => unwrap_case(case)?,
         "reply_from_surb" => reply_case(case)?,
         "decrypt_reply" => decrypt_case(case)?,
-        "load_private_key" => {
-            Seen::of(PrivateKey::try_from(&bytes(case, "private_key")?[..]).map(|_| "ok"))
-        }
-        "load_public_key" => {
-            Seen::of(PublicKey::try_from(&bytes(case, "public_key")?[..]).map(|_| "ok"))
-        }
+        "load_private_key" => (
+            PrivateKey::try_from(&bytes(case, "private_key")?[..]).map(|_| "ok"),
+            true,
+        ),
+        "load_public_key" => (
+            PublicKey::try_from(&bytes(case, "public_key")?[..]).map(|_| "ok"),
+            true,
+        ),
         "create_packet" => create_packet_case(case)?,
         "create_surb" => create_surb_case(case)?,
         other => return Err(format!("unknown negative op `{other}`")),
     };
-    if seen.class != expect {
-        let why = seen.error.map(|e| format!(" ({e:?})")).unwrap_or_default();
-        return Err(format!("expected {expect}, got {}{why}", seen.class));
+    let class = result.unwrap_or_else(|e| error_class(&e));
+    if class != expect {
+        let why = result
+            .err()
+            .map(|e| format!(" ({e:?})"))
+            .unwrap_or_default();
+        return Err(format!("expected {expect}, got {class}{why}"));
     }
-    if let (Some(detail), Some(e)) = (
-        case.get("expect_detail").and_then(Value::as_str),
-        seen.error,
-    ) {
+    if let (Some(detail), Err(e)) = (case.get("expect_detail").and_then(Value::as_str), result) {
         let got = format!("{e:?}");
         if got != detail {
             return Err(format!("expected error {detail}, got {got}"));
         }
     }
-    if seen.error.is_some() && !seen.unchanged {
-        return Err(format!("{}, but the input buffer was modified", seen.class));
+    if result.is_err() && !unchanged {
+        return Err(format!("{class}, but the input buffer was modified"));
     }
     Ok(())
 }
@@ -110,13 +86,13 @@ pub(crate) fn negative(case: &Value) -> Outcome {
 fn unwrap_case(case: &Value) -> Result<Seen, String> {
     let key = match PrivateKey::try_from(&bytes(case, "private_key")?[..]) {
         Ok(key) => key,
-        Err(e) => return Ok(Seen::of(Err(e))),
+        Err(e) => return Ok((Err(e), true)),
     };
     let original = bytes(case, "packet")?;
     let mut buf = original.clone();
     let result = packet_mut(&mut buf)
         .and_then(|packet| unwrap(&key, packet).map(|out| action_class(&out.action)));
-    Ok(Seen::with_buffer(result, buf == original))
+    Ok((result, buf == original))
 }
 
 /// `reply_from_surb`: both inputs through the slice boundary.
@@ -129,7 +105,7 @@ fn reply_case(case: &Value) -> Result<Seen, String> {
         surb.reply(payload, &mut out);
         Ok("ok")
     });
-    Ok(Seen::of(result))
+    Ok((result, true))
 }
 
 /// `decrypt_reply`: keys and reply through the slice boundary, in place.
@@ -140,7 +116,7 @@ fn decrypt_case(case: &Value) -> Result<Seen, String> {
         let reply = encrypted_reply_mut(&mut buf)?;
         keys.decrypt_reply(reply).map(|_| "ok")
     });
-    Ok(Seen::with_buffer(result, buf == original))
+    Ok((result, buf == original))
 }
 
 /// The RNG creation cases use: fixed, so a run is reproducible. Creation
@@ -161,7 +137,7 @@ fn create_packet_case(case: &Value) -> Result<Seen, String> {
     let result = payload_ref(&payload)
         .and_then(|payload| create_packet(&mut rng(), &path, payload, &mut out))
         .map(|()| "ok");
-    Ok(Seen::with_buffer(result, out == sentinel))
+    Ok((result, out == sentinel))
 }
 
 /// `create_surb`: `nodes` and `commands`.
@@ -169,7 +145,7 @@ fn create_surb_case(case: &Value) -> Result<Seen, String> {
     let commands = creator_commands(case)?;
     let keys = public_keys(case)?;
     let path = path_from_public(case, &keys, &commands)?;
-    Ok(Seen::of(create_surb(&mut rng(), &path).map(|_| "ok")))
+    Ok((create_surb(&mut rng(), &path).map(|_| "ok"), true))
 }
 
 /// The public keys of `nodes`, loaded (a refused key is a malformed case).

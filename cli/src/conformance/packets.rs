@@ -2,16 +2,16 @@
 //! packet the reference created recreated here byte for byte.
 
 use kemsphinx::geometry::{
-    HOPS, KEM_CIPHERTEXT_LEN, PACKET_LEN, PRIVATE_KEY_LEN, SPRP_KEY_BLOCK_LEN, SURB_LEN,
+    ENCRYPTED_REPLY_LEN, HOPS, KEM_CIPHERTEXT_LEN, PACKET_LEN, PRIVATE_KEY_LEN, SHARED_SECRET_LEN,
+    SURB_LEN, layout,
 };
-use kemsphinx::{
-    Action, Command, Hop, NodeId, PrivateKey, PublicKey, Surb, SurbKeys, hazmat, replay_tag, unwrap,
-};
+use kemsphinx::{Command, NodeId, Path, PrivateKey, PublicKey, Surb, SurbKeys, hazmat};
+use kemsphinx_support::decode;
 use serde_json::Value;
 
-use crate::hops::encoded;
-
 use super::json::{Outcome, array, bytes, decode_value, list, same};
+use super::primitives::from_randomness;
+use crate::case::{self, Terminal};
 
 /// One node of a case: id and loaded key.
 pub(crate) struct Node {
@@ -54,23 +54,12 @@ pub(crate) fn path_from_public<'a>(
     case: &Value,
     keys: &'a [PublicKey],
     commands: &'a [Vec<Command>],
-) -> Result<[Hop<'a>; HOPS], String> {
+) -> Result<Path<'a>, String> {
     let ids = list(case, "nodes")?
         .iter()
         .map(|n| array(n, "id").map(NodeId))
         .collect::<Result<Vec<_>, _>>()?;
-    let hops: Vec<Hop<'a>> = ids
-        .into_iter()
-        .zip(keys)
-        .zip(commands)
-        .map(|((id, public_key), commands)| Hop {
-            id,
-            public_key,
-            commands,
-        })
-        .collect();
-    hops.try_into()
-        .map_err(|_| format!("expected {HOPS} nodes with keys and commands"))
+    kemsphinx_support::path(ids.into_iter().zip(keys), commands).map_err(|e| e.to_string())
 }
 
 /// The commands given to the creator, per hop.
@@ -81,115 +70,83 @@ pub(crate) fn creator_commands(case: &Value) -> Result<Vec<Vec<Command>>, String
             hop.as_array()
                 .ok_or("commands: expected a list per hop")?
                 .iter()
-                .map(|c| parse_command(&decode_value(c)?))
+                .map(|c| decode(&decode_value(c)?).map_err(|e| format!("command: {e}")))
                 .collect()
         })
         .collect()
-}
-
-/// Parse exactly one serialised command.
-fn parse_command(raw: &[u8]) -> Result<Command, String> {
-    match hazmat::parse_command(raw) {
-        Ok(Some((cmd, []))) => Ok(cmd),
-        Ok(Some(_)) => Err("command has trailing bytes".into()),
-        Ok(None) => Err("null command in a command list".into()),
-        Err(e) => Err(format!("command: {e}")),
-    }
 }
 
 /// The path for `nodes` with `commands`.
 pub(crate) fn path<'a>(
     nodes: &'a [Node],
     commands: &'a [Vec<Command>],
-) -> Result<[Hop<'a>; HOPS], String> {
-    crate::hops::path(nodes.iter().map(|n| (n.id, n.key.public_key())), commands)
+) -> Result<Path<'a>, String> {
+    kemsphinx_support::path(nodes.iter().map(|n| (n.id, n.key.public_key())), commands)
+        .map_err(|e| e.to_string())
 }
 
-/// What the terminal hop is expected to hand over.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Terminal {
-    Deliver,
-    Reply,
-}
-
-/// Unwrap `packets[i]` with node `i` for every hop and compare with
-/// `unwrap[i]`; returns the terminal payload (10,156 or 10,188 bytes).
+/// Walk `packets[0]` through the nodes and compare every hop with the
+/// case: the packet it receives (`packets[i]`) and what it does
+/// (`unwrap[i]`); returns the terminal payload (10,156 or 10,188 bytes).
 fn walk(case: &Value, nodes: &[Node], terminal: Terminal) -> Result<Vec<u8>, String> {
     let packets = list(case, "packets")?;
     let expected = list(case, "unwrap")?;
-    let mut terminal_payload = Vec::new();
-    for (i, ((node, pkt), want)) in nodes.iter().zip(packets).zip(expected).enumerate() {
-        let mut buf: [u8; PACKET_LEN] = decode_value(pkt)?
-            .try_into()
-            .map_err(|_| format!("packets[{i}]: not {PACKET_LEN} bytes"))?;
-        let tag = replay_tag(&buf);
+    if packets.len() != HOPS || expected.len() != HOPS {
+        return Err(format!("expected {HOPS} packets and {HOPS} unwrap entries"));
+    }
+    let first: [u8; PACKET_LEN] = packets
+        .first()
+        .map(decode_value)
+        .transpose()?
+        .and_then(|p| p.try_into().ok())
+        .ok_or_else(|| format!("packets[0]: not {PACKET_LEN} bytes"))?;
+    let keys: Vec<_> = nodes.iter().map(|n| (n.id, &n.key)).collect();
+    let seen = case::walk(&keys, &first, terminal)?;
+    let hops = seen
+        .packets
+        .iter()
+        .zip(&seen.unwrap)
+        .zip(packets.iter().zip(expected));
+    for (i, ((packet, got), (want_packet, want))) in hops.enumerate() {
         same(
-            &format!("hop {i} replay tag"),
-            &tag.0,
-            &array::<32>(want, "replay_tag")?,
+            &format!("hop {i} packet"),
+            &packet[..],
+            &decode_value(want_packet)?,
         )?;
-        let out =
-            unwrap(&node.key, &mut buf).map_err(|e| format!("hop {i}: unwrap failed: {e}"))?;
-        same(
-            &format!("hop {i} unwrap replay tag"),
-            &out.replay_tag.0,
-            &tag.0,
-        )?;
-        let got_cmds: Vec<u8> = out.commands.iter().flat_map(encoded).collect();
-        let want_cmds: Vec<u8> = list(want, "commands")?
-            .iter()
-            .map(decode_value)
-            .collect::<Result<Vec<_>, _>>()?
-            .concat();
-        same(&format!("hop {i} commands"), &got_cmds, &want_cmds)?;
-        match (out.action, nodes.get(i + 1), packets.get(i + 1)) {
-            (Action::Forward { next_hop, .. }, Some(next), Some(next_pkt)) => {
-                same(&format!("hop {i} next hop"), &next_hop.0, &next.id.0)?;
-                same(
-                    &format!("hop {i} outgoing packet"),
-                    &buf,
-                    &decode_value(next_pkt)?,
-                )?;
+        let field = |v: &Value, name: &str| -> Result<Vec<u8>, String> {
+            match v.get(name) {
+                Some(Value::Array(list)) => Ok(list
+                    .iter()
+                    .map(decode_value)
+                    .collect::<Result<Vec<_>, _>>()?
+                    .concat()),
+                Some(Value::Null) | None if name == "payload" => Ok(Vec::new()),
+                Some(hex) => decode_value(hex),
+                None => Err(format!("unwrap[{i}]: missing field `{name}`")),
             }
-            (Action::Deliver { payload, .. }, None, _) if terminal == Terminal::Deliver => {
-                terminal_payload = payload.to_vec();
-            }
-            (
-                Action::SurbReply {
-                    encrypted_reply, ..
-                },
-                None,
-                _,
-            ) if terminal == Terminal::Reply => {
-                terminal_payload = encrypted_reply.to_vec();
-            }
-            (action, ..) => return Err(format!("hop {i}: unexpected action {action:?}")),
-        }
-        if let Some(p) = want.get("payload").filter(|p| !p.is_null()) {
+        };
+        for name in ["replay_tag", "commands", "payload"] {
             same(
-                &format!("hop {i} payload"),
-                &terminal_payload,
-                &decode_value(p)?,
+                &format!("hop {i} {name}"),
+                &field(got, name)?,
+                &field(want, name)?,
             )?;
         }
     }
-    Ok(terminal_payload)
+    Ok(seen.terminal)
 }
 
 /// The KEM ciphertext and shared secret each hop recovers. When the case
 /// lists its `encapsulations` (the randomness per hop), each is also
 /// recreated with that randomness and must give the same ciphertext and
 /// secret.
-fn encapsulations(
-    case: &Value,
-    nodes: &[Node],
-) -> Result<[(hazmat::KemCiphertext, [u8; 32]); HOPS], String> {
+fn encapsulations(case: &Value, nodes: &[Node]) -> Result<[hazmat::Encapsulation; HOPS], String> {
     let packets = list(case, "packets")?;
-    let mut out = [([0u8; KEM_CIPHERTEXT_LEN], [0u8; 32]); HOPS];
+    let mut out = [([0u8; KEM_CIPHERTEXT_LEN], [0u8; SHARED_SECRET_LEN]); HOPS];
     for ((slot, node), pkt) in out.iter_mut().zip(nodes).zip(packets) {
         let pkt = decode_value(pkt)?;
         let ct: hazmat::KemCiphertext = pkt
-            .get(2..2 + KEM_CIPHERTEXT_LEN)
+            .get(layout::packet::KEM_CIPHERTEXT)
             .and_then(|c| c.try_into().ok())
             .ok_or("packet too short for a KEM ciphertext")?;
         let ss = node
@@ -204,25 +161,12 @@ fn encapsulations(
             .filter(|r| r.len() == HOPS)
             .ok_or("`encapsulations`: expected one entry per hop")?;
         for (i, ((want, node), r)) in out.iter().zip(nodes).zip(recorded).enumerate() {
-            let (ct, ss) = node
-                .key
-                .public_key()
-                .encapsulate_deterministic(&array(r, "x25519_ephemeral")?, &array(r, "mlkem_m")?)
-                .map_err(|e| format!("hop {i}: encapsulation: {e}"))?;
-            same(
-                &format!("hop {i} ciphertext from its randomness"),
-                &ct,
-                &want.0,
-            )?;
-            same(
-                &format!("hop {i} shared secret from its randomness"),
-                ss.as_bytes(),
-                &want.1,
-            )?;
+            let what = format!("hop {i} ");
+            from_randomness(r, node.key.public_key(), &want.0, &want.1, &what)?;
             if r.get("shared_secret").is_some() {
                 same(
                     &format!("hop {i} shared_secret"),
-                    ss.as_bytes(),
+                    &want.1,
                     &bytes(r, "shared_secret")?,
                 )?;
             }
@@ -263,7 +207,7 @@ pub(crate) fn surb(case: &Value) -> Outcome {
     let first = list(case, "packets")?.first().ok_or("no packets")?;
     same("reply packet", &reply, &decode_value(first)?)?;
 
-    let mut encrypted: [u8; 10_188] = walk(case, &nodes, Terminal::Reply)?
+    let mut encrypted: [u8; ENCRYPTED_REPLY_LEN] = walk(case, &nodes, Terminal::Reply)?
         .try_into()
         .map_err(|_| "encrypted reply of the wrong length")?;
     let keys = SurbKeys::from_bytes(&array(case, "surb_keys")?);
@@ -273,12 +217,16 @@ pub(crate) fn surb(case: &Value) -> Outcome {
     same("decrypted reply", plain, &bytes(case, "decrypted_reply")?)?;
 
     let encaps = encapsulations(case, &nodes)?;
-    let reply_key: [u8; SPRP_KEY_BLOCK_LEN] = surb_bytes
-        .get(SURB_LEN - SPRP_KEY_BLOCK_LEN..)
+    let reply_key = surb_bytes
+        .get(layout::surb::REPLY_KEY_BLOCK)
         .and_then(|k| k.try_into().ok())
         .ok_or("SURB too short")?;
     let (our_surb, our_keys) = hazmat::create_surb_from_encapsulations(&path, &encaps, &reply_key)
         .map_err(|e| format!("recreating the SURB: {e}"))?;
     same("recreated SURB", our_surb.as_bytes(), &surb_bytes)?;
-    same("recreated SURB keys", &our_keys.to_bytes()[..], &keys.to_bytes()[..])
+    same(
+        "recreated SURB keys",
+        &our_keys.to_bytes()[..],
+        &keys.to_bytes()[..],
+    )
 }

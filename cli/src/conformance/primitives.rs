@@ -1,9 +1,10 @@
 //! Checks for the KEM and the per-hop primitives.
 
 use kemsphinx::aez::Aez;
-use kemsphinx::geometry::X25519_LEN;
-use kemsphinx::{PrivateKey, hazmat};
+use kemsphinx::{PrivateKey, PublicKey, hazmat};
 use serde_json::Value;
+
+use crate::case::{KDF_FIELDS, decapsulation};
 
 use super::json::{Outcome, array, bytes, same, string};
 
@@ -32,79 +33,46 @@ pub(crate) fn kem(case: &Value) -> Outcome {
                 &bytes(case, "public_key")?,
             )?;
             let ciphertext = array(case, "ciphertext")?;
-            let traced = hazmat::debug_decapsulate(&key, &ciphertext)
-                .map_err(|e| format!("decapsulation failed: {e}"))?;
+            let fields = decapsulation(&key, &ciphertext, op == "combiner")?;
+            for (name, got) in &fields {
+                same(name, got, &bytes(case, name)?)?;
+            }
             if case.get("x25519_ephemeral").is_some() || case.get("mlkem_m").is_some() {
-                encapsulation(case, &key, &ciphertext, &traced.shared_secret)?;
+                let shared_secret = bytes(case, "shared_secret")?;
+                from_randomness(case, key.public_key(), &ciphertext, &shared_secret, "")?;
             }
-            if op == "combiner" {
-                same(
-                    "x25519_shared_secret",
-                    &x25519_raw(&key.to_bytes()[..X25519_LEN], &ciphertext)?,
-                    &bytes(case, "x25519_shared_secret")?,
-                )?;
-                let steps: [(&str, &[u8]); 6] = [
-                    (
-                        "x25519_adapter_shared_secret",
-                        &traced.x25519_adapter_shared_secret,
-                    ),
-                    ("mlkem_shared_secret", &traced.mlkem_shared_secret),
-                    ("splitprf_key_x25519", &traced.splitprf_key_x25519),
-                    ("splitprf_key_mlkem", &traced.splitprf_key_mlkem),
-                    ("splitprf_hash_x25519", &traced.splitprf_hash_x25519),
-                    ("splitprf_hash_mlkem", &traced.splitprf_hash_mlkem),
-                ];
-                for (name, got) in steps {
-                    same(name, got, &bytes(case, name)?)?;
-                }
-            }
-            same(
-                "shared secret",
-                &traced.shared_secret,
-                &bytes(case, "shared_secret")?,
-            )
+            Ok(())
         }
         other => Err(format!("unknown kem op `{other}`")),
     }
 }
 
-/// The optional encapsulation randomness of a `decapsulate` or `combiner`
-/// case: encapsulating to the public key with it must give the case's
-/// ciphertext and shared secret.
-fn encapsulation(
-    case: &Value,
-    key: &PrivateKey,
-    ciphertext: &hazmat::KemCiphertext,
-    shared_secret: &[u8; 32],
+/// The encapsulation randomness `record` lists (`x25519_ephemeral`,
+/// `mlkem_m`): encapsulating to `key` with it must give `ciphertext` and
+/// `shared_secret`. `what` prefixes the failure.
+pub(super) fn from_randomness(
+    record: &Value,
+    key: &PublicKey,
+    ciphertext: &[u8],
+    shared_secret: &[u8],
+    what: &str,
 ) -> Outcome {
     let (ct, ss) = key
-        .public_key()
-        .encapsulate_deterministic(&array(case, "x25519_ephemeral")?, &array(case, "mlkem_m")?)
-        .map_err(|e| format!("encapsulation failed: {e}"))?;
-    same("ciphertext from the randomness", &ct, ciphertext)?;
+        .encapsulate_deterministic(
+            &array(record, "x25519_ephemeral")?,
+            &array(record, "mlkem_m")?,
+        )
+        .map_err(|e| format!("{what}encapsulation failed: {e}"))?;
     same(
-        "shared secret from the randomness",
+        &format!("{what}ciphertext from its randomness"),
+        &ct,
+        ciphertext,
+    )?;
+    same(
+        &format!("{what}shared secret from its randomness"),
         ss.as_bytes(),
         shared_secret,
     )
-}
-
-/// Raw X25519 of a secret (clamped) and a point, as the combiner's
-/// `x25519_shared_secret` records it. Computed with `x25519-dalek`, an
-/// implementation independent of the library's own (HACL* via libcrux), so
-/// this intermediate is checked by a second opinion.
-pub(crate) fn x25519_raw(
-    secret: &[u8],
-    ciphertext: &hazmat::KemCiphertext,
-) -> Result<[u8; 32], String> {
-    let secret: [u8; X25519_LEN] = secret.try_into().map_err(|_| "short X25519 secret")?;
-    let point: [u8; X25519_LEN] = ciphertext
-        .get(..X25519_LEN)
-        .and_then(|p| p.try_into().ok())
-        .ok_or("short ciphertext")?;
-    Ok(x25519_dalek::StaticSecret::from(secret)
-        .diffie_hellman(&x25519_dalek::PublicKey::from(point))
-        .to_bytes())
 }
 
 /// `aez`: the SPRP both ways (τ = 0, no AD, 48-byte key).
@@ -124,13 +92,7 @@ pub(crate) fn aez(case: &Value) -> Outcome {
 pub(crate) fn kdf(case: &Value) -> Outcome {
     let okm = hazmat::kdf(&array(case, "ikm")?);
     same("okm", &okm[..], &bytes(case, "okm")?)?;
-    let parts = [
-        ("header_mac_key", 0..32),
-        ("header_encryption_key", 32..64),
-        ("header_encryption_iv", 64..80),
-        ("payload_encryption_key", 80..128),
-    ];
-    for (name, range) in parts {
+    for (name, range) in KDF_FIELDS {
         same(
             name,
             okm.get(range).unwrap_or_default(),

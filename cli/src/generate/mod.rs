@@ -6,13 +6,12 @@
 //! 32-byte corpus seed, one independent stream per file, in file order. The
 //! same seed therefore gives byte-identical files, and changing one file's
 //! cases never changes another file. Packets and SURBs are built from the
-//! drawn randomness through the crate's hidden deterministic entry points,
-//! and checked against the normal creation API fed with the same DRBG, so
-//! the corpus is exactly what `create_packet` / `create_surb` produce.
+//! drawn randomness through the crate's hazmat entry points, and checked
+//! against the normal creation API fed with the same DRBG, so the corpus
+//! is exactly what `create_packet` / `create_surb` produce.
 
 mod negative;
 mod packets;
-mod points;
 mod primitives;
 mod scenario;
 
@@ -20,6 +19,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use chacha20::ChaCha20Rng;
+use kemsphinx::geometry::PAYLOAD_LEN;
 use rand_core::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
@@ -65,6 +65,13 @@ impl Drbg {
         out
     }
 
+    /// A payload of the next 10,156 bytes.
+    pub(crate) fn payload(&mut self) -> Box<[u8; PAYLOAD_LEN]> {
+        let mut out = Box::new([0u8; PAYLOAD_LEN]);
+        self.0.fill_bytes(&mut out[..]);
+        out
+    }
+
     /// A copy of the generator in its current state, to feed the normal
     /// creation API the same bytes that are about to be drawn explicitly.
     pub(crate) fn fork(&self) -> ChaCha20Rng {
@@ -80,71 +87,22 @@ pub(crate) fn hex(bytes: impl AsRef<[u8]>) -> Value {
     Value::String(hex::encode(bytes))
 }
 
-/// One output file: its name, kind, DRBG stream and case builder.
-struct FileSpec {
-    name: &'static str,
-    kind: &'static str,
-    stream: u64,
-    build: fn(&mut Drbg) -> Gen<Vec<Value>>,
-}
+/// A file's case builder.
+type Build = fn(&mut Drbg) -> Gen<Vec<Value>>;
 
-/// Every file of the corpus. The stream numbers are part of the format of
-/// the corpus: never renumber them.
-const FILES: [FileSpec; 9] = [
-    FileSpec {
-        name: "kem.json",
-        kind: "kem",
-        stream: 1,
-        build: primitives::kem,
-    },
-    FileSpec {
-        name: "aez.json",
-        kind: "aez",
-        stream: 2,
-        build: primitives::aez,
-    },
-    FileSpec {
-        name: "kdf.json",
-        kind: "kdf",
-        stream: 3,
-        build: primitives::kdf,
-    },
-    FileSpec {
-        name: "stream.json",
-        kind: "stream",
-        stream: 4,
-        build: primitives::stream,
-    },
-    FileSpec {
-        name: "mac.json",
-        kind: "mac",
-        stream: 5,
-        build: primitives::mac,
-    },
-    FileSpec {
-        name: "replay_tag.json",
-        kind: "replay_tag",
-        stream: 6,
-        build: primitives::replay_tag,
-    },
-    FileSpec {
-        name: "forward.json",
-        kind: "forward",
-        stream: 7,
-        build: packets::forward,
-    },
-    FileSpec {
-        name: "surb.json",
-        kind: "surb",
-        stream: 8,
-        build: packets::surb,
-    },
-    FileSpec {
-        name: "negative.json",
-        kind: "negative",
-        stream: 9,
-        build: negative::negative,
-    },
+/// Every file of the corpus, `<kind>.json`: its kind, the DRBG stream its
+/// values are drawn from, and its case builder. The stream numbers are part
+/// of the format of the corpus: never renumber them.
+const FILES: [(&str, u64, Build); 9] = [
+    ("kem", 1, primitives::kem),
+    ("aez", 2, primitives::aez),
+    ("kdf", 3, primitives::kdf),
+    ("stream", 4, primitives::stream),
+    ("mac", 5, primitives::mac),
+    ("replay_tag", 6, primitives::replay_tag),
+    ("forward", 7, packets::forward),
+    ("surb", 8, packets::surb),
+    ("negative", 9, negative::negative),
 ];
 
 /// The command that regenerates a corpus from `seed` into `vectors/own`.
@@ -157,7 +115,15 @@ pub fn command_for(seed: &[u8; 32]) -> String {
 }
 
 /// The provenance object of one file.
-fn provenance(seed: &[u8; 32], spec: &FileSpec) -> Value {
+fn provenance(seed: &[u8; 32], kind: &str, stream: u64) -> Value {
+    let reference = if kind == "negative" {
+        "not produced by the Go reference; each case's reference_class and reference_result \
+         are what the Go reference (the build that made vectors/reference/) did with that \
+         case, observed on 2026-11-30 (vectors/observed/own-negative-reference-outcomes.json)"
+    } else {
+        "not produced by the Go reference; see vectors/README.md for what each \
+         reference_result is based on"
+    };
     json!({
         "generator": format!(
             "kemsphinx generate (kemsphinx-cli {}, with the kemsphinx crate of the same workspace)",
@@ -167,7 +133,7 @@ fn provenance(seed: &[u8; 32], spec: &FileSpec) -> Value {
         "drbg": format!(
             "ChaCha20Rng (crate chacha20 0.10, feature rng) keyed with `seed`, stream {}; \
              values are drawn in the order the cases list them",
-            spec.stream
+            stream
         ),
         "regenerate": command_for(seed),
         "encoding": "all byte strings lowercase hex",
@@ -176,8 +142,7 @@ fn provenance(seed: &[u8; 32], spec: &FileSpec) -> Value {
                      surb_keys 320",
         "kem": "MLKEM768-X25519: X25519 through HPQC's BLAKE2Xb adapter, then ML-KEM-768, \
                 split-PRF combiner splitprf-v1",
-        "reference": "not produced by the Go reference; see vectors/README.md for what each \
-                      reference_result is based on",
+        "reference": reference,
     })
 }
 
@@ -185,21 +150,21 @@ fn provenance(seed: &[u8; 32], spec: &FileSpec) -> Value {
 ///
 /// # Errors
 /// A description of the first case that could not be generated.
-pub fn corpus(seed: &[u8; 32]) -> Gen<Vec<(&'static str, String)>> {
+pub fn corpus(seed: &[u8; 32]) -> Gen<Vec<(String, String)>> {
     FILES
         .iter()
-        .map(|spec| {
-            let cases = (spec.build)(&mut Drbg::new(seed, spec.stream))
-                .map_err(|e| format!("{}: {e}", spec.name))?;
+        .map(|&(kind, stream, build)| {
+            let name = format!("{kind}.json");
+            let cases = build(&mut Drbg::new(seed, stream)).map_err(|e| format!("{name}: {e}"))?;
             let doc = json!({
                 "schema": SCHEMA,
-                "kind": spec.kind,
-                "provenance": provenance(seed, spec),
+                "kind": kind,
+                "provenance": provenance(seed, kind, stream),
                 "cases": cases,
             });
             let mut text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
             text.push('\n');
-            Ok((spec.name, text))
+            Ok((name, text))
         })
         .collect()
 }

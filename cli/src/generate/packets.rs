@@ -6,8 +6,8 @@ use kemsphinx::{Command, RecipientId, SurbId};
 use serde_json::{Value, json};
 
 use super::scenario::{
-    commands_json, encaps_json, forward_packet, make_surb, node_json, nodes, packets_json, path,
-    walk,
+    Terminal, commands_json, encaps_json, forward_packet, make_surb, node_json, nodes,
+    packets_json, path, walk,
 };
 use super::{Drbg, Gen, hex};
 
@@ -20,12 +20,10 @@ enum Fill {
 
 impl Fill {
     fn payload(self, rng: &mut Drbg) -> Box<[u8; PAYLOAD_LEN]> {
-        let mut p = Box::new([0u8; PAYLOAD_LEN]);
         match self {
-            Self::Drbg => p.copy_from_slice(&rng.bytes(PAYLOAD_LEN)),
-            Self::Byte(b) => p.fill(b),
+            Self::Drbg => rng.payload(),
+            Self::Byte(b) => Box::new([b; PAYLOAD_LEN]),
         }
-        p
     }
 
     fn describe(self) -> String {
@@ -65,7 +63,7 @@ pub(crate) fn forward(rng: &mut Drbg) -> Gen<Vec<Value>> {
             let payload = fill.payload(rng);
             let path = path(&nodes, &commands)?;
             let (packet, encaps) = forward_packet(rng, &path, &payload)?;
-            let walk = walk(&nodes, &packet)?;
+            let walk = walk(&nodes, &packet, Terminal::Deliver)?;
             if walk.terminal != payload[..] {
                 return Err(format!("forward-{n:02}: delivered payload differs"));
             }
@@ -113,7 +111,7 @@ pub(crate) fn surb(rng: &mut Drbg) -> Gen<Vec<Value>> {
             let reply_payload = fill.payload(rng);
             let mut reply = super::scenario::packet_buffer();
             let first_hop = surb.reply(&reply_payload, &mut reply);
-            let walk = walk(&nodes, &reply)?;
+            let walk = walk(&nodes, &reply, Terminal::Reply)?;
             let mut encrypted: [u8; kemsphinx::geometry::ENCRYPTED_REPLY_LEN] = walk
                 .terminal
                 .clone()

@@ -3,13 +3,13 @@
 
 use kemsphinx::aez::Aez;
 use kemsphinx::geometry::{
-    ENCRYPTED_PAYLOAD_LEN, KEM_CIPHERTEXT_LEN, KEY_SEED_LEN, STREAM_LEN, X25519_LEN,
+    ENCRYPTED_PAYLOAD_LEN, KEM_CIPHERTEXT_LEN, KEY_SEED_LEN, STREAM_LEN, X25519_LEN, layout,
 };
 use kemsphinx::{PrivateKey, hazmat};
 use serde_json::{Value, json};
 
-use super::{Drbg, Gen, hex, points};
-use crate::conformance::x25519_raw;
+use super::{Drbg, Gen, hex};
+use crate::case::KDF_FIELDS;
 
 /// Fixed encapsulation randomness: X25519 ephemeral secret, ML-KEM `m`.
 type Randomness = ([u8; 32], [u8; 32]);
@@ -92,19 +92,12 @@ fn encapsulation(
         .encapsulate_deterministic(eph, m)
         .map_err(|e| format!("{id}: {e}"))?;
     let mut case = decapsulation(id, op, key, &ct, what)?;
-    same(id, ss.as_bytes(), case.get("shared_secret"))?;
+    if case.get("shared_secret") != Some(&hex(ss.as_bytes())) {
+        return Err(format!("{id}: encapsulation and decapsulation disagree"));
+    }
     case["x25519_ephemeral"] = hex(eph);
     case["mlkem_m"] = hex(m);
     Ok(case)
-}
-
-/// Require the encapsulated secret to equal the decapsulated one.
-fn same(id: &str, got: &[u8], want: Option<&Value>) -> Gen<()> {
-    if want.and_then(Value::as_str) == Some(hex::encode(got).as_str()) {
-        Ok(())
-    } else {
-        Err(format!("{id}: encapsulation and decapsulation disagree"))
-    }
 }
 
 /// A decapsulation case (with the combiner's intermediates for `combiner`).
@@ -115,34 +108,15 @@ fn decapsulation(
     ct: &hazmat::KemCiphertext,
     what: &str,
 ) -> Gen<Value> {
-    let t = hazmat::debug_decapsulate(key, ct).map_err(|e| format!("{id}: {e}"))?;
-    let private = key.to_bytes();
     let mut case = json!({
         "id": id, "op": op, "note": what,
         "public_key": hex(key.public_key().as_bytes()),
-        "private_key": hex(&private[..]),
+        "private_key": hex(&key.to_bytes()[..]),
         "ciphertext": hex(ct),
-        "shared_secret": hex(t.shared_secret),
     });
-    if op == "combiner" {
-        let steps = [
-            (
-                "x25519_shared_secret",
-                x25519_raw(private.get(..X25519_LEN).unwrap_or_default(), ct)?,
-            ),
-            (
-                "x25519_adapter_shared_secret",
-                t.x25519_adapter_shared_secret,
-            ),
-            ("mlkem_shared_secret", t.mlkem_shared_secret),
-            ("splitprf_key_x25519", t.splitprf_key_x25519),
-            ("splitprf_key_mlkem", t.splitprf_key_mlkem),
-            ("splitprf_hash_x25519", t.splitprf_hash_x25519),
-            ("splitprf_hash_mlkem", t.splitprf_hash_mlkem),
-        ];
-        for (name, value) in steps {
-            case[name] = hex(value);
-        }
+    let fields = crate::case::decapsulation(key, ct, op == "combiner");
+    for (name, value) in fields.map_err(|e| format!("{id}: {e}"))? {
+        case[name] = hex(value);
     }
     Ok(case)
 }
@@ -162,7 +136,7 @@ fn non_canonical(rng: &mut Drbg) -> Gen<Vec<Value>> {
     }
     let mut p2 = ct;
     if let Some(x) = p2.get_mut(..X25519_LEN) {
-        x.copy_from_slice(&points::p_plus_2());
+        x.copy_from_slice(&kemsphinx_support::P_PLUS_2);
     }
     Ok(vec![
         decapsulation(
@@ -213,14 +187,12 @@ pub(crate) fn kdf(rng: &mut Drbg) -> Gen<Vec<Value>> {
         .enumerate()
         .map(|(n, ikm)| {
             let okm = hazmat::kdf(ikm);
-            let part = |r: std::ops::Range<usize>| hex(okm.get(r).unwrap_or_default());
-            json!({
-                "id": format!("kdf-{n:02}"), "ikm": hex(ikm), "okm": hex(&okm[..]),
-                "header_mac_key": part(0..32),
-                "header_encryption_key": part(32..64),
-                "header_encryption_iv": part(64..80),
-                "payload_encryption_key": part(80..128),
-            })
+            let mut case =
+                json!({ "id": format!("kdf-{n:02}"), "ikm": hex(ikm), "okm": hex(&okm[..]) });
+            for (name, range) in KDF_FIELDS {
+                case[name] = hex(okm.get(range).unwrap_or_default());
+            }
+            case
         })
         .collect())
 }
@@ -261,7 +233,7 @@ pub(crate) fn stream(rng: &mut Drbg) -> Gen<Vec<Value>> {
 /// `mac` (a new kind): HMAC-SHA256 with a 32-byte key, including the
 /// header-prefix length the format MACs.
 pub(crate) fn mac(rng: &mut Drbg) -> Gen<Vec<Value>> {
-    Ok([0, 1, 64, 65, crate::layout::MAC]
+    Ok([0, 1, 64, 65, layout::packet::AUTHENTICATED.end]
         .iter()
         .enumerate()
         .map(|(n, &len)| {

@@ -2,14 +2,13 @@
 //! that records what each hop sees: shared by the `forward`, `surb` and
 //! `negative` files.
 
-use kemsphinx::geometry::{HOPS, KEY_SEED_LEN, PACKET_LEN, SPRP_KEY_BLOCK_LEN};
-use kemsphinx::{
-    Action, Command, NodeId, Path, PrivateKey, Surb, SurbKeys, create_packet, create_surb, hazmat,
-    replay_tag, unwrap,
-};
+use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN, SPRP_KEY_BLOCK_LEN};
+use kemsphinx::{Command, Path, Surb, SurbKeys, create_packet, create_surb, hazmat};
+use kemsphinx_support::{Node, encoded};
 use serde_json::{Value, json};
 
 use super::{Drbg, Gen, hex};
+pub(crate) use crate::case::{Terminal, Walk};
 
 /// A packet buffer.
 pub(crate) type Packet = Box<[u8; PACKET_LEN]>;
@@ -19,25 +18,9 @@ pub(crate) fn packet_buffer() -> Packet {
     Box::new([0u8; PACKET_LEN])
 }
 
-/// A mix node made from a 96-byte seed.
-pub(crate) struct Node {
-    pub(crate) seed: [u8; KEY_SEED_LEN],
-    pub(crate) id: NodeId,
-    pub(crate) key: PrivateKey,
-}
-
 /// Four nodes: for each, a key seed then an id from the DRBG.
-pub(crate) fn nodes(rng: &mut Drbg) -> Vec<Node> {
-    (0..HOPS)
-        .map(|_| {
-            let seed = rng.array();
-            Node {
-                seed,
-                id: NodeId(rng.array()),
-                key: PrivateKey::from_seed(&seed),
-            }
-        })
-        .collect()
+pub(crate) fn nodes(rng: &mut Drbg) -> [Node; HOPS] {
+    kemsphinx_support::nodes(&mut rng.0)
 }
 
 /// A node as a case lists it (with the optional `seed`).
@@ -52,10 +35,8 @@ pub(crate) fn node_json(n: &Node) -> Value {
 
 /// The path over `nodes` with per-hop `commands`.
 pub(crate) fn path<'a>(nodes: &'a [Node], commands: &'a [Vec<Command>]) -> Gen<Path<'a>> {
-    crate::hops::path(nodes.iter().map(|n| (n.id, n.key.public_key())), commands)
+    kemsphinx_support::nodes_path(nodes, commands).map_err(|e| e.to_string())
 }
-
-pub(crate) use crate::hops::encoded;
 
 /// Per-hop command lists as a case lists them.
 pub(crate) fn commands_json(commands: &[Vec<Command>]) -> Value {
@@ -69,8 +50,7 @@ pub(crate) fn commands_json(commands: &[Vec<Command>]) -> Value {
 pub(crate) struct Encap {
     pub(crate) x25519_ephemeral: [u8; 32],
     pub(crate) mlkem_m: [u8; 32],
-    pub(crate) ciphertext: hazmat::KemCiphertext,
-    pub(crate) shared_secret: [u8; 32],
+    pub(crate) encapsulation: hazmat::Encapsulation,
 }
 
 /// Encapsulate to every hop, drawing (as `create_packet` does) the X25519
@@ -86,21 +66,17 @@ pub(crate) fn encapsulate(rng: &mut Drbg, path: &Path<'_>) -> Gen<Vec<Encap>> {
             Ok(Encap {
                 x25519_ephemeral,
                 mlkem_m,
-                ciphertext,
-                shared_secret: *ss.as_bytes(),
+                encapsulation: (ciphertext, *ss.as_bytes()),
             })
         })
         .collect()
 }
 
-/// The encapsulations in the form the hidden creators take.
-pub(crate) fn parts(encaps: &[Encap]) -> Gen<[(hazmat::KemCiphertext, [u8; 32]); HOPS]> {
-    let v: Vec<_> = encaps
-        .iter()
-        .map(|e| (e.ciphertext, e.shared_secret))
-        .collect();
+/// The encapsulations in the form the hazmat creators take.
+pub(crate) fn parts(encaps: &[Encap]) -> Gen<[hazmat::Encapsulation; HOPS]> {
+    let v: Vec<_> = encaps.iter().map(|e| e.encapsulation).collect();
     v.try_into()
-        .map_err(|_| "four encapsulations expected".into())
+        .map_err(|_| format!("{HOPS} encapsulations expected"))
 }
 
 /// The `encapsulations` field of a case.
@@ -111,7 +87,7 @@ pub(crate) fn encaps_json(encaps: &[Encap]) -> Value {
             json!({
                 "x25519_ephemeral": hex(e.x25519_ephemeral),
                 "mlkem_m": hex(e.mlkem_m),
-                "shared_secret": hex(e.shared_secret),
+                "shared_secret": hex(e.encapsulation.1),
             })
         })
         .collect()
@@ -123,7 +99,7 @@ pub(crate) fn encaps_json(encaps: &[Encap]) -> Value {
 pub(crate) fn forward_packet(
     rng: &mut Drbg,
     path: &Path<'_>,
-    payload: &[u8; kemsphinx::geometry::PAYLOAD_LEN],
+    payload: &[u8; PAYLOAD_LEN],
 ) -> Gen<(Packet, Vec<Encap>)> {
     let mut normal = packet_buffer();
     create_packet(&mut rng.fork(), path, payload, &mut normal).map_err(|e| e.to_string())?;
@@ -151,57 +127,11 @@ pub(crate) fn make_surb(rng: &mut Drbg, path: &Path<'_>) -> Gen<(Surb, SurbKeys,
     Ok((surb, keys, encaps))
 }
 
-/// What a walk through the four hops recorded.
-pub(crate) struct Walk {
-    /// The packet as received by hop 0..3.
-    pub(crate) packets: Vec<Packet>,
-    /// Per hop: `replay_tag`, `commands` (serialised), `payload` (terminal).
-    pub(crate) unwrap: Vec<Value>,
-    /// Hop 0's `next_node_hop`: the next id and header MAC.
-    pub(crate) first_next_hop: Option<(NodeId, [u8; 32])>,
-    /// The terminal hop's payload (10,156) or encrypted reply (10,188).
-    pub(crate) terminal: Vec<u8>,
-}
-
-/// Unwrap `first` at every node in turn and record each hop.
-pub(crate) fn walk(nodes: &[Node], first: &[u8; PACKET_LEN]) -> Gen<Walk> {
-    let mut buf = Box::new(*first);
-    let mut out = Walk {
-        packets: Vec::new(),
-        unwrap: Vec::new(),
-        first_next_hop: None,
-        terminal: Vec::new(),
-    };
-    for (i, node) in nodes.iter().enumerate() {
-        out.packets.push(buf.clone());
-        let tag = replay_tag(&buf);
-        let result = unwrap(&node.key, &mut buf).map_err(|e| format!("hop {i}: {e}"))?;
-        let commands: Vec<Value> = result.commands.iter().map(|c| hex(encoded(c))).collect();
-        if i == 0 {
-            out.first_next_hop = result.commands.iter().find_map(|c| match c {
-                Command::NextNodeHop { id, mac } => Some((*id, *mac)),
-                _ => None,
-            });
-        }
-        let payload = match result.action {
-            Action::Forward { .. } if i + 1 < HOPS => Value::Null,
-            Action::Deliver { payload, .. } if i + 1 == HOPS => {
-                out.terminal = payload.to_vec();
-                hex(payload)
-            }
-            Action::SurbReply {
-                encrypted_reply, ..
-            } if i + 1 == HOPS => {
-                out.terminal = encrypted_reply.to_vec();
-                hex(encrypted_reply)
-            }
-            other => return Err(format!("hop {i}: unexpected action {other:?}")),
-        };
-        out.unwrap.push(json!({
-            "replay_tag": hex(tag.0), "commands": commands, "payload": payload,
-        }));
-    }
-    Ok(out)
+/// Walk `first` through `nodes`, which must forward it to the end and
+/// there hand it over as `terminal` says.
+pub(crate) fn walk(nodes: &[Node], first: &[u8; PACKET_LEN], terminal: Terminal) -> Gen<Walk> {
+    let keys: Vec<_> = nodes.iter().map(|n| (n.id, &n.key)).collect();
+    crate::case::walk(&keys, first, terminal)
 }
 
 /// The packets of a walk as a case lists them.

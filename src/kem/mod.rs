@@ -350,7 +350,10 @@ pub struct DebugIntermediates {
 /// As [`PrivateKey::decapsulate`].
 #[cfg(feature = "hazmat")]
 #[doc(hidden)]
-pub(crate) fn debug_decapsulate(key: &PrivateKey, ct: &Ciphertext) -> Result<DebugIntermediates, Error> {
+pub(crate) fn debug_decapsulate(
+    key: &PrivateKey,
+    ct: &Ciphertext,
+) -> Result<DebugIntermediates, Error> {
     let (ss, t) = key.decapsulate_traced(ct)?;
     Ok(DebugIntermediates {
         x25519_adapter_shared_secret: *t.ss_x,

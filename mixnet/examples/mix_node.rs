@@ -9,18 +9,16 @@
 //! cargo run --release --example mix_node [-- REQUESTS]
 //! ```
 //!
-//! Where to look: `mixnet/node.rs` is the mix loop, `mixnet/replay.rs` the
-//! replay filter, `mixnet/client.rs` the client (and the replayed and
+//! Where to look (in `mixnet/src/`): `node.rs` is the mix loop, `replay.rs`
+//! the replay filter, `client.rs` the client (and the replayed and
 //! malformed datagrams it sends node 0 to show they are dropped).
 
 // Example code unwraps freely; the library denies all of this.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod mixnet;
-
 use std::process::ExitCode;
 
-use mixnet::{Config, run, stats};
+use kemsphinx_mixnet::{Config, run, stats};
 
 fn main() -> ExitCode {
     let mut cfg = Config::default();

@@ -1,4 +1,4 @@
-//! The example mix network (examples/mixnet), run for a bounded number of
+//! The example mix network (this crate), run for a bounded number of
 //! requests: every reply verified, every `node_delay` honoured, a replayed
 //! packet and five malformed ones dropped at the first node and nowhere
 //! else; and the replay filter's measured false-positive rate.
@@ -12,16 +12,13 @@
     clippy::cast_precision_loss
 )]
 
-#[path = "../examples/mixnet/mod.rs"]
-mod mixnet;
-
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chacha20::ChaCha20Rng;
 use kemsphinx::ReplayTag;
-use mixnet::replay::ReplayFilter;
-use mixnet::{Config, run};
+use kemsphinx_mixnet::replay::ReplayFilter;
+use kemsphinx_mixnet::{Config, run};
 use rand_core::{Rng, SeedableRng};
 
 const REQUESTS: u64 = 12;

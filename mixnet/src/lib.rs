@@ -1,6 +1,6 @@
-//! A four-node mix network on loopback, for `examples/mix_node.rs` and its
-//! test (`tests/mix_node.rs` includes this folder with `#[path]`; it is not
-//! part of the library).
+//! A four-node mix network on loopback, shared by `examples/mix_node.rs`
+//! and `tests/mix_node.rs` (a workspace crate that is never published; it
+//! is not part of the library).
 //!
 //! ```text
 //! client ──► n0 ──► n1 ──► n2 ──► n3 (service)      request with a SURB
@@ -12,16 +12,12 @@
 //! datagram and [`client`] for the other end.
 
 // Example code indexes and unwraps freely; the library denies all of this.
-// Items are `pub` for the binaries that include this folder (the example
-// and its test), each of which uses a different part of it.
 #![allow(
-    unreachable_pub,
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,
     clippy::panic,
-    clippy::cast_possible_truncation,
-    dead_code
+    clippy::cast_possible_truncation
 )]
 
 pub mod client;

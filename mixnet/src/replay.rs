@@ -99,6 +99,11 @@ impl ReplayFilter {
         self.len
     }
 
+    /// Whether nothing was inserted yet.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// The false-positive rate once `n` tags are in:
     /// `(1 - e^(-k n / m))^k`.
     pub fn fp_rate_at(&self, n: usize) -> f64 {

@@ -1,7 +1,10 @@
-//! One mix node: receive, drop replays, unwrap, hold for `node_delay`, send.
+//! One mix node: receive, drop replays, unwrap, remember the tag in the
+//! key epoch's filter, hold for `node_delay`, send.
 //!
 //! Everything is bounded: every receive and wait has a timeout, the hold
-//! queue has a fixed size, and the loops end when `stop` is set.
+//! queue has a fixed size, the filters and statistics a fixed memory, the
+//! log a fixed rate (and it never blocks), and the loops end when `stop` is
+//! set.
 
 use std::io::ErrorKind;
 use std::net::{SocketAddr, UdpSocket};
@@ -10,34 +13,38 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use getrandom::SysRng;
 use kemsphinx::geometry::{PACKET_LEN, PAYLOAD_LEN, SURB_LEN};
 use kemsphinx::{
     Action, Error, NodeId, PrivateKey, RecipientId, Surb, packet_mut, replay_tag, unwrap,
 };
+use rand_core::UnwrapErr;
 
-use super::replay::ReplayFilter;
-use super::stats::NodeStats;
-use super::{Directory, MESSAGE_OFFSET, SURB_FLAG, answer};
+use crate::epoch::{Epochs, Full, Turn};
+use crate::log::Log;
+use crate::stats::{DropReason, Histogram, NodeStats};
+use crate::{Directory, MESSAGE_OFFSET, SURB_FLAG, answer};
 
 /// Packets a node may hold at once; more are dropped (and counted).
 const MAX_QUEUE: usize = 1024;
 /// The longest `node_delay` a node honours; longer ones are dropped.
 const MAX_DELAY: Duration = Duration::from_secs(2);
-/// Longest wait for a datagram, so `stop` is seen promptly.
+/// Longest wait for a datagram, so `stop` and epoch changes are seen
+/// promptly.
 const TICK: Duration = Duration::from_millis(10);
 
 /// A node and everything it owns.
-pub struct Node<'a> {
-    /// Position in the directory (for logs).
+pub struct Node {
+    /// Position in the directory (for logs and for publishing keys).
     pub index: usize,
-    /// This node's mix key.
-    pub key: &'a PrivateKey,
+    /// The node's mix keys and their replay filters.
+    pub epochs: Epochs,
     /// Bound to 127.0.0.1.
     pub socket: UdpSocket,
-    /// Tags of packets this node has unwrapped.
-    pub filter: ReplayFilter,
     /// Where the service at this node answers from (terminal hop only).
     pub service: Option<RecipientId>,
+    /// Where the node reports.
+    pub log: Log,
 }
 
 /// A packet waiting for its `node_delay`.
@@ -49,7 +56,14 @@ struct Held {
     bytes: Box<[u8; PACKET_LEN]>,
 }
 
-impl Node<'_> {
+/// What the egress thread counted.
+struct Egress {
+    lateness: Histogram,
+    overflow: u64,
+    log_suppressed: u64,
+}
+
+impl Node {
     /// Run until `stop` is set; return what happened.
     ///
     /// Two threads: this one receives and unwraps; an egress thread holds
@@ -64,36 +78,78 @@ impl Node<'_> {
             .set_read_timeout(Some(TICK))
             .expect("nonzero timeout");
         let mut buf = vec![0u8; PACKET_LEN + 1]; // one byte over: catches oversize
-        let (lateness, overflow) = thread::scope(|s| {
+        let egress = thread::scope(|s| {
             let egress = s.spawn(move || egress(&out, &rx, self.index));
             while !stop.load(Ordering::Relaxed) {
+                self.turn_epochs(dir, &mut stats);
                 let n = match self.socket.recv_from(&mut buf) {
                     Ok((n, _)) => n,
                     Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
                         continue;
                     }
                     Err(e) => {
-                        eprintln!("n{}: receive failed: {e}", self.index);
+                        let i = self.index;
+                        self.log
+                            .line(Instant::now(), || format!("n{i}: receive failed: {e}"));
                         continue;
                     }
                 };
                 stats.received += 1;
+                dir.nodes[self.index]
+                    .progress
+                    .fetch_add(1, Ordering::Relaxed);
                 let Some(h) = self.handle(&mut buf[..n], dir, &mut stats) else {
                     continue;
                 };
                 if tx.try_send(h).is_err() {
-                    *stats.other_drops.entry("hold queue full").or_default() += 1;
+                    stats.drops.add(DropReason::QueueFull, 1);
                 }
             }
             drop(tx);
             egress.join().expect("egress thread")
         });
-        stats.lateness = lateness;
-        if overflow > 0 {
-            *stats.other_drops.entry("hold queue full").or_default() += overflow;
-        }
-        stats.filter_len = self.filter.len();
+        stats.lateness = egress.lateness;
+        stats.drops.add(DropReason::QueueFull, egress.overflow);
+        stats.filter_len = self.epochs.current().filter().len();
+        stats.log_suppressed = self.log.suppressed() + egress.log_suppressed;
         stats
+    }
+
+    /// Retire the previous epoch when its grace is over, and start a new
+    /// one (new key, published; new filter) when the current one is used
+    /// up or its time is over.
+    fn turn_epochs(&mut self, dir: &Directory, stats: &mut NodeStats) {
+        let now = Instant::now();
+        let new_key = || PrivateKey::generate(&mut UnwrapErr(SysRng));
+        while let Some(turn) = self.epochs.turn(now, new_key) {
+            let i = self.index;
+            match turn {
+                Turn::Started {
+                    number,
+                    took,
+                    by_count,
+                } => {
+                    stats.rotations += 1;
+                    dir.publish(i, number, self.epochs.current().public_key());
+                    let why = if by_count {
+                        "its share of"
+                    } else {
+                        "its time, at"
+                    };
+                    self.log.line(now, || {
+                        format!(
+                            "n{i}: epoch {} ended ({why} {took} packets); new key and filter, \
+                             epoch {number}",
+                            number - 1
+                        )
+                    });
+                }
+                Turn::Retired { number } => {
+                    self.log
+                        .line(now, || format!("n{i}: epoch {number} retired (grace over)"));
+                }
+            }
+        }
     }
 
     /// One datagram: the replay check, then the unwrap, then the action.
@@ -105,33 +161,59 @@ impl Node<'_> {
         stats: &mut NodeStats,
     ) -> Option<Held> {
         let received = Instant::now();
+        let len = datagram.len();
         let packet = match packet_mut(datagram) {
             Ok(p) => p,
-            Err(e) => return self.malformed(e, stats),
+            Err(e) => return self.malformed(e, len, received, stats),
         };
-        // Cheap and before any public-key work: one hash of the ciphertext.
+        // Cheap and before any public-key work: one hash of the ciphertext,
+        // looked up in every live epoch's filter.
         let tag = replay_tag(packet);
-        if self.filter.contains(&tag) {
-            stats.replays += 1;
-            eprintln!(
-                "n{}: dropped replayed packet {:02x?}…",
-                self.index,
-                &tag.0[..4]
-            );
+        if self.epochs.seen(&tag) {
+            stats.drops.add(DropReason::Replay, 1);
+            let i = self.index;
+            self.log.line(received, || {
+                format!("n{i}: dropped replayed packet {:02x?}…", &tag.0[..4])
+            });
             return None;
         }
+        // The current key, then the previous one (a packet for the other
+        // key fails on its MAC and is left unchanged).
         let start = Instant::now();
-        let hop = match unwrap(self.key, packet) {
-            Ok(hop) => hop,
-            Err(e) => return self.malformed(e, stats),
+        let mut tried = Err(Error::Mac);
+        for (which, key) in self.epochs.keys() {
+            tried = unwrap(key, &mut *packet).map(|hop| (which, hop));
+            if !matches!(tried, Err(Error::Mac)) {
+                break;
+            }
+        }
+        let (which, hop) = match tried {
+            Ok(t) => t,
+            Err(e) => return self.malformed(e, len, received, stats),
         };
-        stats.unwrap_time.push(start.elapsed());
+        stats.unwrap_time.record(start.elapsed());
         // Remembered only now that the header MAC verified: a copy that
         // keeps a real packet's KEM ciphertext but not its header cannot get
         // the real one dropped by arriving first. (One thread unwraps for
         // this node, so check and insert cannot race; a node unwrapping on
-        // several threads needs an atomic test-and-set here.)
-        self.filter.insert(&tag);
+        // several threads needs an atomic test-and-set here.) Every insert
+        // counts against the epoch's capacity, whatever happens next.
+        if let Err(Full { number, first }) = self.epochs.remember(which, &tag) {
+            stats.drops.add(DropReason::EpochFull, 1);
+            if first {
+                let i = self.index;
+                self.log.line(received, || {
+                    format!(
+                        "n{i}: epoch {number}'s filter holds its capacity; refusing packets \
+                         for its key until it retires"
+                    )
+                });
+            }
+            return None;
+        }
+        if which == crate::epoch::Which::Previous {
+            stats.previous_key += 1;
+        }
         match hop.action {
             Action::Forward { next_hop, delay } => {
                 self.forward(next_hop, delay, packet, received, dir, stats)
@@ -151,12 +233,7 @@ impl Node<'_> {
                         stats.replies += 1;
                         let _ = self.socket.send_to(&datagram, to);
                     }
-                    None => {
-                        *stats
-                            .other_drops
-                            .entry("unknown reply recipient")
-                            .or_default() += 1
-                    }
+                    None => stats.drops.add(DropReason::UnknownRecipient, 1),
                 }
                 None
             }
@@ -174,13 +251,14 @@ impl Node<'_> {
         stats: &mut NodeStats,
     ) -> Option<Held> {
         let requested = Duration::from_millis(u64::from(delay.unwrap_or(0)));
-        let (Some(to), true) = (dir.node_addr(&next_hop), requested <= MAX_DELAY) else {
-            *stats
-                .other_drops
-                .entry("unknown next hop or delay over the cap")
-                .or_default() += 1;
+        let Some(to) = dir.node_addr(&next_hop) else {
+            stats.drops.add(DropReason::UnknownNextHop, 1);
             return None;
         };
+        if requested > MAX_DELAY {
+            stats.drops.add(DropReason::DelayOverCap, 1);
+            return None;
+        }
         stats.forwarded += 1;
         Some(Held {
             due: received + requested,
@@ -204,10 +282,7 @@ impl Node<'_> {
             .then(|| Surb::try_from(&payload[2..2 + SURB_LEN]).ok())
             .flatten();
         let Some(surb) = surb else {
-            *stats
-                .other_drops
-                .entry("not for this service, or no SURB")
-                .or_default() += 1;
+            stats.drops.add(DropReason::NotForService, 1);
             return None;
         };
         stats.delivered += 1;
@@ -223,34 +298,45 @@ impl Node<'_> {
         })
     }
 
-    /// Count and log a malformed packet; nothing is forwarded.
-    fn malformed(&self, e: Error, stats: &mut NodeStats) -> Option<Held> {
+    /// Count a malformed datagram by its class, and log it if the log's
+    /// rate allows; nothing is forwarded.
+    fn malformed(
+        &mut self,
+        e: Error,
+        len: usize,
+        now: Instant,
+        stats: &mut NodeStats,
+    ) -> Option<Held> {
         let why = match e {
-            Error::Length { .. } => "length",
-            Error::Version => "version",
-            Error::Kem => "kem",
-            Error::Mac => "mac",
-            Error::Command(_) => "commands",
-            Error::PayloadTag => "payload tag",
-            _ => "other",
+            Error::Length { .. } => DropReason::Length,
+            Error::Version => DropReason::Version,
+            Error::Kem => DropReason::Kem,
+            Error::Mac => DropReason::Mac,
+            Error::Command(_) => DropReason::Commands,
+            Error::PayloadTag => DropReason::PayloadTag,
+            _ => DropReason::OtherError,
         };
-        *stats.malformed.entry(why).or_default() += 1;
-        eprintln!("n{}: dropped malformed packet: {e}", self.index);
+        stats.drops.add(why, 1);
+        let i = self.index;
+        self.log.line(now, || {
+            format!("n{i}: dropped malformed datagram ({len} bytes): {e}")
+        });
         None
     }
 }
 
 /// Hold each packet until it is due, then send it; until the receiving side
-/// hangs up. Returns how late each packet left, and how many were dropped
+/// hangs up. Counts how late each packet left, and how many were dropped
 /// because [`MAX_QUEUE`] were already held.
-fn egress(socket: &UdpSocket, rx: &Receiver<Held>, index: usize) -> (Vec<Duration>, u64) {
-    let (mut held, mut lateness, mut overflow) = (Vec::<Held>::new(), Vec::new(), 0);
+fn egress(socket: &UdpSocket, rx: &Receiver<Held>, index: usize) -> Egress {
+    let mut log = Log::stderr();
+    let (mut held, mut lateness, mut overflow) = (Vec::<Held>::new(), Histogram::default(), 0);
     loop {
         while let Some(i) = held.iter().position(|h| h.due <= Instant::now()) {
             let h = held.swap_remove(i);
-            lateness.push(h.received.elapsed().saturating_sub(h.requested));
+            lateness.record(h.received.elapsed().saturating_sub(h.requested));
             if let Err(e) = socket.send_to(&h.bytes[..], h.to) {
-                eprintln!("n{index}: send failed: {e}");
+                log.line(Instant::now(), || format!("n{index}: send failed: {e}"));
             }
         }
         let next = held.iter().map(|h| h.due).min();
@@ -259,7 +345,13 @@ fn egress(socket: &UdpSocket, rx: &Receiver<Held>, index: usize) -> (Vec<Duratio
             Ok(h) if held.len() < MAX_QUEUE => held.push(h),
             Ok(_) => overflow += 1,
             Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return (lateness, overflow),
+            Err(RecvTimeoutError::Disconnected) => {
+                return Egress {
+                    lateness,
+                    overflow,
+                    log_suppressed: log.suppressed(),
+                };
+            }
         }
     }
 }

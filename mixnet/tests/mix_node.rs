@@ -12,12 +12,12 @@
     clippy::cast_precision_loss
 )]
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chacha20::ChaCha20Rng;
 use kemsphinx::ReplayTag;
 use kemsphinx_mixnet::replay::ReplayFilter;
+use kemsphinx_mixnet::stats::{DropReason, Drops};
 use kemsphinx_mixnet::{Config, run};
 use rand_core::{Rng, SeedableRng};
 
@@ -34,6 +34,7 @@ fn requests_are_answered_and_replays_and_malformed_packets_are_dropped() {
         replay_capacity: 10_000,
         replay_fp_rate: 1e-6,
         attacks: true,
+        ..Config::default()
     };
     let report = run(&cfg).unwrap();
     let c = &report.client;
@@ -42,33 +43,39 @@ fn requests_are_answered_and_replays_and_malformed_packets_are_dropped() {
         (REQUESTS, REQUESTS, 0, 0)
     );
     assert_eq!(c.too_fast, 0, "a round trip was shorter than its delays");
-    assert_eq!(c.round_trip.len() as u64, REQUESTS);
+    assert_eq!(c.round_trip.count(), REQUESTS);
     assert_eq!(c.injected, (1, 5));
 
     let [n0, n1, n2, n3] = &report.nodes[..] else {
         panic!("four nodes")
     };
     // The attacks all went to n0, which dropped each for the right reason.
-    assert_eq!(n0.replays, 1);
-    let expected: BTreeMap<&str, u64> = [("length", 2), ("mac", 2), ("version", 1)].into();
-    assert_eq!(n0.malformed, expected);
+    let expected: Vec<(DropReason, u64)> = vec![
+        (DropReason::Length, 2),
+        (DropReason::Version, 1),
+        (DropReason::Mac, 2),
+        (DropReason::Replay, 1),
+    ];
+    assert_eq!(n0.drops.iter().collect::<Vec<_>>(), expected);
+    assert_eq!(n0.malformed_total(), 5);
     assert_eq!(n0.received, 2 * REQUESTS + 6);
     for n in [n1, n2, n3] {
-        assert_eq!((n.replays, n.malformed_total()), (0, 0));
+        assert_eq!(n.drops, Drops::default());
         assert_eq!(n.received, 2 * REQUESTS);
     }
     for n in &report.nodes {
-        assert!(n.other_drops.is_empty(), "{:?}", n.other_drops);
-        // Every packet unwrapped once, its tag remembered once.
-        assert_eq!(n.unwrap_time.len() as u64, 2 * REQUESTS);
+        // Every packet unwrapped once, its tag remembered once, in one
+        // epoch.
+        assert_eq!(n.unwrap_time.count(), 2 * REQUESTS);
         assert_eq!(n.filter_len as u64, 2 * REQUESTS);
+        assert_eq!((n.rotations, n.previous_key), (0, 0));
     }
     // Forward path n0→n3, reply path n3→n0: who forwarded what.
     assert_eq!((n0.forwarded, n0.replies), (REQUESTS, REQUESTS));
     assert_eq!((n1.forwarded, n2.forwarded), (2 * REQUESTS, 2 * REQUESTS));
     assert_eq!((n3.forwarded, n3.delivered), (REQUESTS, REQUESTS));
     // Each forward hop held its packet (the service's replies leave at once).
-    let held: u64 = report.nodes.iter().map(|n| n.lateness.len() as u64).sum();
+    let held: u64 = report.nodes.iter().map(|n| n.lateness.count()).sum();
     assert_eq!(held, 7 * REQUESTS);
 }
 
@@ -134,5 +141,136 @@ fn bloom_filter_memory_is_fixed_by_capacity_and_rate() {
     let t = ReplayTag([7; 32]);
     assert!(f.insert(&t));
     assert!(!f.insert(&t), "a second insert reports the tag as present");
-    assert_eq!(f.len(), 1);
+}
+
+#[test]
+fn every_insert_counts_towards_the_capacity() {
+    let mut f = ReplayFilter::new(100, 1e-6);
+    let t = ReplayTag([7; 32]);
+    for i in 1..=100 {
+        assert!(!f.is_full());
+        f.insert(&t);
+        assert_eq!(f.len(), i);
+    }
+    assert!(f.is_full());
+}
+
+/// Anyone holding a node's public key can build packets that pass its MAC
+/// (here with an unknown next hop, so they go no further), and each costs
+/// an insert into the replay filter. Eight times the filter's capacity of
+/// them must not get honest packets dropped afterwards.
+#[test]
+fn honest_packets_are_not_dropped_after_the_replay_filter_capacity_is_reached() {
+    let capacity = 32;
+    let cfg = Config {
+        packets: 8,
+        max_delay_ms: 1,
+        timeout: Duration::from_secs(300),
+        request_timeout: Duration::from_secs(60),
+        replay_capacity: capacity,
+        // Half the filter is room for the previous key's packets: up to a
+        // window of requests and of their replies may be in flight when
+        // the key changes.
+        rotate_after: capacity / 2,
+        attacks: false,
+        forged: 8 * capacity as u64,
+        ..Config::default()
+    };
+    let report = run(&cfg).unwrap();
+    let c = &report.client;
+    assert_eq!((c.sent, c.replies_ok, c.lost), (8, 8, 0), "{c:?}");
+    assert_eq!(c.attacked, (0, cfg.forged));
+    let n0 = &report.nodes[0];
+    assert_eq!(n0.received, cfg.forged + 2 * cfg.packets);
+    assert_eq!(n0.dropped(DropReason::Replay), 0, "{:?}", n0.drops);
+    // Every forged packet was dropped, for its unknown next hop or (one
+    // that came for a previous key whose filter was full) refused.
+    let refused = n0.dropped(DropReason::EpochFull);
+    assert_eq!(n0.dropped(DropReason::UnknownNextHop) + refused, cfg.forged);
+    assert_eq!(n0.drops.iter().count(), 1 + usize::from(refused > 0));
+    // The node changed keys each time an epoch took its share.
+    let unwrapped = n0.unwrap_time.count() - refused;
+    assert!(
+        n0.rotations >= unwrapped / cfg.rotate_after as u64 - 1,
+        "{n0:?}"
+    );
+    for n in &report.nodes[1..] {
+        assert_eq!(n.drops, Drops::default());
+    }
+}
+
+/// Set in the child process of the test below.
+const FLOOD_CHILD: &str = "KEMSPHINX_MIXNET_FLOOD_CHILD";
+
+/// A node must never wait for its log: with standard error on a pipe
+/// nobody reads (its buffer full, the lock held by a blocked writer), a
+/// flood of 1-byte datagrams is counted and honest requests still answered.
+/// Runs `flood_child` in a child process whose standard error is such a
+/// pipe; kills it if it has not finished in two minutes.
+#[test]
+fn a_flood_of_one_byte_datagrams_with_stderr_on_an_unread_pipe_does_not_stall_a_node() {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "flood_child", "--ignored", "--nocapture"])
+        .args(["--test-threads", "1"])
+        .env(FLOOD_CHILD, "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Held open and never read, until the child is gone.
+    let unread_stderr = child.stderr.take();
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    drop(unread_stderr);
+    let status = status.unwrap_or_else(|| panic!("the child hung; its output:\n{out}"));
+    assert!(status.success(), "{status}; output:\n{out}");
+    assert!(out.contains("flood child: ok"), "{out}");
+}
+
+#[test]
+#[ignore = "run by a_flood_of_one_byte_datagrams_with_stderr_on_an_unread_pipe_does_not_stall_a_node"]
+fn flood_child() {
+    if std::env::var_os(FLOOD_CHILD).is_none() {
+        return;
+    }
+    // Fill the pipe: this thread blocks in a write, holding the lock of
+    // standard error, for as long as the process lives.
+    std::thread::spawn(|| {
+        let junk = vec![b'x'; 1 << 20];
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), &junk);
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let flood = 3_000;
+    let cfg = Config {
+        packets: 4,
+        max_delay_ms: 1,
+        timeout: Duration::from_secs(60),
+        request_timeout: Duration::from_secs(20),
+        attacks: false,
+        flood,
+        ..Config::default()
+    };
+    let report = run(&cfg).unwrap();
+    let c = &report.client;
+    assert_eq!((c.sent, c.replies_ok, c.lost), (4, 4, 0), "{c:?}");
+    assert_eq!(c.attacked, (flood, 0));
+    let n0 = &report.nodes[0];
+    assert_eq!(n0.dropped(DropReason::Length), flood, "{n0:?}");
+    assert_eq!(n0.malformed_total(), flood);
+    assert!(n0.log_suppressed > flood - 100, "{n0:?}");
+    println!("flood child: ok");
 }

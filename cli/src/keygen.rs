@@ -152,16 +152,8 @@ pub fn write_key_pair(dir: &Path, files: &KeyFiles, key: &PrivateKey) -> io::Res
             ));
         }
     }
-    let private = Temp::write(
-        &files.private,
-        &key.to_pem().map_err(io::Error::other)?[..],
-        0o600,
-    )?;
-    let public = Temp::write(
-        &files.public,
-        &key.public_key().to_pem().map_err(io::Error::other)?,
-        0o644,
-    )?;
+    let private = Temp::write(&files.private, &key.to_pem()[..], 0o600)?;
+    let public = Temp::write(&files.public, &key.public_key().to_pem(), 0o644)?;
     let modes = Modes {
         public: public.mode,
         private: private.mode,

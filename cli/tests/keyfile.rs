@@ -58,7 +58,7 @@ fn pem_keys_load_with_text_before_the_block() {
     let dir = scratch("pem");
     let k = key();
     let mut text = b"# mix key, epoch 7\n".to_vec();
-    text.extend_from_slice(&k.to_pem().unwrap()[..]);
+    text.extend_from_slice(&k.to_pem()[..]);
     let loaded = decode_private_key(&text).unwrap();
     assert_eq!(loaded.public_key(), k.public_key());
     let path = dir.join("key.pem");

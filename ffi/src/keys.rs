@@ -143,8 +143,7 @@ pub unsafe extern "C" fn kemsphinx_private_key_to_pem(
         let key = unsafe { handle(key) }?;
         // SAFETY: forwarded contract.
         let out = unsafe { Out::<PRIVATE_KEY_PEM_LEN>::new(out, len) }?;
-        let text = key.0.to_pem()?;
-        out.write(&text);
+        out.write(&key.0.to_pem());
         Ok(())
     })
 }
@@ -262,7 +261,7 @@ pub unsafe extern "C" fn kemsphinx_public_key_to_pem(
         let key = unsafe { handle(key) }?;
         // SAFETY: forwarded contract.
         let out = unsafe { Out::<PUBLIC_KEY_PEM_LEN>::new(out, len) }?;
-        out.write(&key.0.to_pem()?);
+        out.write(&key.0.to_pem());
         Ok(())
     })
 }

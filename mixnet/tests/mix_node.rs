@@ -188,10 +188,16 @@ fn honest_packets_are_not_dropped_after_the_replay_filter_capacity_is_reached() 
     let refused = n0.dropped(DropReason::EpochFull);
     assert_eq!(n0.dropped(DropReason::UnknownNextHop) + refused, cfg.forged);
     assert_eq!(n0.drops.iter().count(), 1 + usize::from(refused > 0));
-    // The node changed keys each time an epoch took its share.
-    let unwrapped = n0.unwrap_time.count() - refused;
+    // The node changed keys each time an epoch took its share: every packet
+    // it unwrapped went into a full earlier epoch, the current one, the
+    // previous one during its grace, or was refused there.
     assert!(
-        n0.rotations >= unwrapped / cfg.rotate_after as u64 - 1,
+        n0.rotations >= cfg.forged / cfg.rotate_after as u64 - 1,
+        "{n0:?}"
+    );
+    assert_eq!(
+        n0.unwrap_time.count(),
+        n0.rotations * cfg.rotate_after as u64 + n0.filter_len as u64 + n0.previous_key + refused,
         "{n0:?}"
     );
     for n in &report.nodes[1..] {

@@ -444,3 +444,43 @@ fn row_anything_else_after_the_end_line_is_refused() {
     assert_eq!(load(&format!("{text}{text}")), Err(MALFORMED));
     assert_eq!(load(&format!("{text}\n{text}")), Err(MALFORMED));
 }
+
+/// Every single byte, of a set that probes the table's rows, inserted at
+/// every position of a key's text: exactly the insertions the table allows
+/// load (and load the same key); every other is refused, none panics.
+#[test]
+fn one_inserted_byte_anywhere_is_refused_unless_the_table_allows_it() {
+    let (k, text) = pem_text(34);
+    let bytes = text.as_bytes();
+    let probes = [b'\r', b'\n', b' ', b'\t', 0x0c, b'-', b'A', b'=', 0xef, 0];
+    let mut accepted = Vec::new();
+    for at in 0..=bytes.len() {
+        for b in probes {
+            let mut t = bytes.to_vec();
+            t.insert(at, b);
+            if let Ok(got) = PublicKey::from_pem(&t) {
+                assert_eq!(got, k, "{at} {b:#04x}");
+                accepted.push((at, b));
+            }
+        }
+    }
+    let mut allowed = vec![(0, b'\n')]; // a blank line before the block
+    // `\r` before any `\n`: a CRLF line end.
+    allowed.extend(
+        bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c == b'\n')
+            .map(|(i, _)| (i, b'\r')),
+    );
+    // A line end just before the final one, and blank space after it.
+    allowed.push((bytes.len() - 1, b'\n'));
+    allowed.extend([
+        (bytes.len(), b'\n'),
+        (bytes.len(), b' '),
+        (bytes.len(), b'\t'),
+    ]);
+    allowed.sort_unstable();
+    accepted.sort_unstable();
+    assert_eq!(accepted, allowed);
+}

@@ -5,36 +5,53 @@
 //! upper case followed by `PUBLIC KEY` or `PRIVATE KEY`, and whose body is
 //! the key's raw encoding (1,216 or 1,280 bytes) in base64 wrapped at 64
 //! characters, lines ending in `\n`, no headers. This module writes exactly
-//! that, byte for byte, and reads it back strictly. The base64 is RustCrypto's
-//! constant-time `base64ct`; the two boundary lines are parsed here, because
-//! `pem-rfc7468` does not yet accept a `-` inside a label.
+//! that, byte for byte ([`PublicKey::to_pem`] cannot fail), and reads it
+//! back strictly. The base64 is RustCrypto's constant-time `base64ct`; the
+//! lines around it are parsed here, because `pem-rfc7468` does not yet
+//! accept a `-` inside a label.
 //!
-//! | refused                                  | error                                  |
-//! | ---------------------------------------- | -------------------------------------- |
-//! | no `BEGIN`/`END` pair with equal labels  | [`PemError::Malformed`]                |
-//! | body not base64 in 64-character lines (headers included) | [`PemError::Base64`]   |
-//! | another label (wrong key kind or scheme) | [`PemError::Label`]                    |
-//! | body of the wrong length                 | [`Error::Length`] naming the key       |
-//! | key that fails validation                | [`Error::Key`] (e.g. [`KeyError::Inconsistent`](crate::KeyError::Inconsistent)) |
+//! # What is read
 //!
-//! Text before the `BEGIN` line is ignored, as RFC 7468 and the reference
-//! allow; after the `END` line only whitespace may follow (one block per
-//! file). The reference upper-cases a label before comparing it; here labels
-//! are compared exactly, since the reference only ever writes them upper
-//! case. Lines may end in `\n` or `\r\n`.
+//! The reference reads keys with Go's `encoding/pem` (`pem.Decode`), which
+//! is more lenient than its writer. Everything the reference writes loads
+//! here; beyond that, this module accepts the variations that editing or
+//! copying a file commonly introduces (text before the block, `\r\n` line
+//! ends, blank lines or a missing line end at the end) and refuses the
+//! rest, each row below with its test in `tests/pem.rs`:
+//!
+//! | text | here | `pem.Decode` |
+//! | ---- | ---- | ------------ |
+//! | `-----BEGIN ` at the start of the text or just after a `\n` | accepted | accepted |
+//! | `-----BEGIN ` anywhere else (`hello world-----BEGIN …`) | [`Malformed`](PemError::Malformed) | not a block |
+//! | a UTF-8 byte order mark (or anything) before `-----BEGIN ` on its line | [`Malformed`](PemError::Malformed) | not a block |
+//! | text on lines before the `BEGIN` line | ignored | ignored |
+//! | lines ending in `\n` or `\r\n`, mixed freely | accepted | accepted |
+//! | a `\r` not followed by `\n`, anywhere from `BEGIN` on | [`Malformed`](PemError::Malformed) | accepted in the body |
+//! | spaces or tabs at the end of the `BEGIN` or `END` line | [`Malformed`](PemError::Malformed) | accepted |
+//! | `END` label other than the `BEGIN` label, or no `END` line | [`Malformed`](PemError::Malformed) | not a block |
+//! | another label (wrong key kind, another scheme, lower case) | [`Label`](PemError::Label) | label upper-cased, then compared |
+//! | headers (`Proc-Type: …`) | [`Base64`](PemError::Base64) | accepted (and ignored by the reference) |
+//! | a blank line in the body or before `END` | [`Base64`](PemError::Base64) | accepted |
+//! | spaces or tabs in the body, lines not 64 characters (the last 1 to 64), bad base64 | [`Base64`](PemError::Base64) | spaces, tabs and line lengths accepted |
+//! | after the `END` line: nothing, or only spaces, tabs, `\n`, `\r\n` | accepted | accepted |
+//! | after the `END` line: anything else (a second block, text, form feed) | [`Malformed`](PemError::Malformed) | ignored |
+//! | a body of the wrong length | [`Error::Length`] naming the key | key refused |
+//! | a key that fails validation | [`Error::Key`] (e.g. [`KeyError::Inconsistent`](crate::KeyError::Inconsistent)) | key refused |
+//!
+//! Checks run in that order: framing, label, length, base64, key.
 //!
 //! ```
 //! # let mut rng = rand_core::UnwrapErr(getrandom::SysRng);
 //! use kemsphinx::PrivateKey;
 //! let key = PrivateKey::generate(&mut rng);
-//! let text = key.to_pem()?; // secret: zeroized on drop
+//! let text = key.to_pem(); // secret: zeroized on drop
 //! assert!(text.starts_with(b"-----BEGIN MLKEM768-X25519 PRIVATE KEY-----\n"));
 //! let loaded = PrivateKey::from_pem(&text[..])?;
 //! assert_eq!(loaded.public_key(), key.public_key());
 //! # Ok::<(), kemsphinx::Error>(())
 //! ```
 
-use base64ct::{Base64, LineEnding};
+use base64ct::{Base64, Encoding as _};
 use zeroize::Zeroizing;
 
 use crate::error::{Error, Input, PemError};
@@ -94,14 +111,11 @@ impl PublicKey {
     }
 
     /// The PEM text the reference writes for this key.
-    ///
-    /// # Errors
-    /// None in practice: the buffer is sized for the text (a test checks
-    /// every byte). [`Error::Pem`] if the encoder ever disagreed.
-    pub fn to_pem(&self) -> Result<[u8; PUBLIC_KEY_PEM_LEN], Error> {
+    #[must_use]
+    pub fn to_pem(&self) -> [u8; PUBLIC_KEY_PEM_LEN] {
         let mut out = [0u8; PUBLIC_KEY_PEM_LEN];
-        encode(PUBLIC_KEY_LABEL, self.as_bytes(), &mut out)?;
-        Ok(out)
+        encode(PUBLIC_KEY_LABEL, self.as_bytes(), &mut out);
+        out
     }
 }
 
@@ -120,13 +134,11 @@ impl PrivateKey {
 
     /// The PEM text the reference writes for this key (secret: zeroized
     /// on drop).
-    ///
-    /// # Errors
-    /// As [`PublicKey::to_pem`].
-    pub fn to_pem(&self) -> Result<Zeroizing<[u8; PRIVATE_KEY_PEM_LEN]>, Error> {
+    #[must_use]
+    pub fn to_pem(&self) -> Zeroizing<[u8; PRIVATE_KEY_PEM_LEN]> {
         let mut out = Zeroizing::new([0u8; PRIVATE_KEY_PEM_LEN]);
-        encode(PRIVATE_KEY_LABEL, &self.to_bytes()[..], &mut out[..])?;
-        Ok(out)
+        encode(PRIVATE_KEY_LABEL, &self.to_bytes()[..], &mut out[..]);
+        out
     }
 }
 
@@ -149,6 +161,13 @@ fn decode<const N: usize>(
             got: 0,
         });
     }
+    // `base64ct` takes a blank line for the end of the text; refuse one
+    // here, so that what follows it is not silently skipped.
+    // (The body's last line end was cut off with the END line, so one
+    // still there ends a blank line.)
+    if body.ends_with(b"\n") || lines(body).any(|(line, _)| line.is_empty()) {
+        return Err(PemError::Base64.into());
+    }
     let mut decoder = base64ct::Decoder::<Base64>::new_wrapped(body, LINE).map_err(base64)?;
     let got = decoder.remaining_len();
     if got != N {
@@ -165,75 +184,141 @@ fn decode<const N: usize>(
     Ok(())
 }
 
-/// Split one PEM block into its label and the text between its boundary
-/// lines (without the line break before `-----END`).
+/// Split one PEM block into its label and its body: the lines between the
+/// boundary lines, without the line end before `-----END` (see the table
+/// in the module docs for what is accepted).
 fn split_block(text: &[u8]) -> Result<(&[u8], &[u8]), Error> {
     let malformed = Error::Pem(PemError::Malformed);
-    let start = text
-        .windows(BEGIN.len())
-        .position(|w| w == BEGIN)
-        .ok_or(malformed)?;
-    let (_preamble, block) = text.split_at(start);
-    let block = block.strip_prefix(BEGIN).ok_or(malformed)?;
-    let dashes = block
-        .windows(DASHES.len())
-        .position(|w| w == DASHES)
-        .ok_or(malformed)?;
-    let (label, rest) = block.split_at(dashes);
-    let rest = rest.strip_prefix(DASHES).ok_or(malformed)?;
-    let rest = strip_leading_eol(rest).ok_or(malformed)?;
-    let rest = rest.trim_ascii_end();
-    let rest = rest.strip_suffix(DASHES).ok_or(malformed)?;
-    let rest = rest.strip_suffix(label).ok_or(malformed)?;
-    let rest = rest.strip_suffix(END).ok_or(malformed)?;
-    let body = match rest {
-        [] => rest,
-        [body @ .., b'\r', b'\n'] | [body @ .., b'\n'] => body,
-        _ => return Err(malformed),
+    // `-----BEGIN ` starts the text or follows a `\n`.
+    let block = match text.strip_prefix(BEGIN) {
+        Some(block) => block,
+        None => text
+            .windows(BEGIN.len() + 1)
+            .position(|w| w.split_first() == Some((&b'\n', BEGIN)))
+            .and_then(|at| text.get(at + 1 + BEGIN.len()..))
+            .ok_or(malformed)?,
     };
-    Ok((label, body))
-}
-
-/// `bytes` after a leading `\n` or `\r\n`, if it has one.
-fn strip_leading_eol(bytes: &[u8]) -> Option<&[u8]> {
-    bytes
-        .strip_prefix(b"\r\n")
-        .or_else(|| bytes.strip_prefix(b"\n"))
-}
-
-/// Write one block with `label` around `bytes`, filling `out` exactly.
-fn encode(label: &str, bytes: &[u8], out: &mut [u8]) -> Result<(), Error> {
-    let malformed = Error::Pem(PemError::Malformed);
-    let base64_len = pem_len(label, bytes.len())
-        .checked_sub(pem_len(label, 0))
-        .and_then(|n| n.checked_sub(1))
-        .ok_or(malformed)?;
-    let rest = put(out, &[BEGIN, label.as_bytes(), DASHES, b"\n"])?;
-    let (text, rest) = rest.split_at_mut_checked(base64_len).ok_or(malformed)?;
-    let mut encoder =
-        base64ct::Encoder::<Base64>::new_wrapped(text, LINE, LineEnding::LF).map_err(base64)?;
-    encoder.encode(bytes).map_err(base64)?;
-    if encoder.finish().map_err(base64)?.len() != base64_len {
+    // A `\r` only ever as part of a `\r\n`.
+    let next = block.iter().skip(1).chain([&0]);
+    if block
+        .iter()
+        .zip(next)
+        .any(|(b, n)| *b == b'\r' && *n != b'\n')
+    {
         return Err(malformed);
     }
-    let rest = put(rest, &[b"\n", END, label.as_bytes(), DASHES, b"\n"])?;
-    if !rest.is_empty() {
-        return Err(malformed);
+    let mut lines = lines(block);
+    let (begin, _) = lines.next().filter(|(_, end)| *end).ok_or(malformed)?;
+    let label = begin.strip_suffix(DASHES).ok_or(malformed)?;
+    // The body runs from after the BEGIN line to the END line.
+    let body_start = block.len() - lines.rest.len();
+    let mut body_len = 0;
+    while let Some((line, ended)) = lines.next() {
+        if let Some(end) = line.strip_prefix(END) {
+            let trailer = end.strip_prefix(label).and_then(|t| t.strip_prefix(DASHES));
+            if trailer.is_none_or(|t| !t.is_empty()) {
+                return Err(malformed);
+            }
+            // After the END line only blank space and line ends.
+            if !lines
+                .rest
+                .iter()
+                .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+            {
+                return Err(malformed);
+            }
+            let body = block
+                .get(body_start..body_start + body_len)
+                .ok_or(malformed)?;
+            let body = body
+                .strip_suffix(b"\r\n")
+                .or_else(|| body.strip_suffix(b"\n"))
+                .unwrap_or(body);
+            return Ok((label, body));
+        }
+        if !ended {
+            break;
+        }
+        body_len = block.len() - lines.rest.len() - body_start;
     }
-    Ok(())
+    Err(malformed)
 }
 
-/// Copy `parts` to the front of `out`; return what is left of it.
-fn put<'o>(out: &'o mut [u8], parts: &[&[u8]]) -> Result<&'o mut [u8], Error> {
-    let mut out = out;
-    for part in parts {
-        let (dst, rest) = out
-            .split_at_mut_checked(part.len())
-            .ok_or(Error::Pem(PemError::Malformed))?;
-        dst.copy_from_slice(part);
-        out = rest;
+/// The lines of `text`, each without its `\n` or `\r\n`, with whether it
+/// had one (only the last line may not).
+fn lines(text: &[u8]) -> Lines<'_> {
+    Lines {
+        rest: text,
+        done: false,
     }
-    Ok(out)
+}
+
+/// See [`lines`]; `rest` is what follows the last line returned.
+struct Lines<'a> {
+    rest: &'a [u8],
+    done: bool,
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = (&'a [u8], bool);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.rest.iter().position(|b| *b == b'\n') {
+            Some(at) => {
+                let (line, rest) = self.rest.split_at_checked(at)?;
+                self.rest = rest.get(1..)?;
+                Some((line.strip_suffix(b"\r").unwrap_or(line), true))
+            }
+            None => {
+                self.done = true;
+                let line = core::mem::take(&mut self.rest);
+                (!line.is_empty()).then_some((line, false))
+            }
+        }
+    }
+}
+
+/// Write one block with `label` around `bytes` into `out`, which must be
+/// `pem_len(label, bytes.len())` bytes long: then this cannot fail (every
+/// caller's length is a constant asserted at compile time, and the tests
+/// compare every byte with an independent encoder). Were `out` the wrong
+/// length, the text would be cut short or followed by zeros; it never
+/// panics.
+fn encode(label: &str, bytes: &[u8], out: &mut [u8]) {
+    let mut w = Writer(out);
+    w.put(&[BEGIN, label.as_bytes(), DASHES, b"\n"]);
+    for chunk in bytes.chunks(LINE / 4 * 3) {
+        // Exactly the encoded length of the chunk: `encode` cannot fail.
+        let _ = Base64::encode(chunk, w.take(Base64::encoded_len(chunk)));
+        w.put(&[b"\n"]);
+    }
+    w.put(&[END, label.as_bytes(), DASHES, b"\n"]);
+}
+
+/// The unwritten rest of an output buffer.
+struct Writer<'o>(&'o mut [u8]);
+
+impl<'o> Writer<'o> {
+    /// The next `n` bytes (fewer if the buffer ends first).
+    fn take(&mut self, n: usize) -> &'o mut [u8] {
+        let buf = core::mem::take(&mut self.0);
+        let (head, tail) = buf.split_at_mut(n.min(buf.len()));
+        self.0 = tail;
+        head
+    }
+
+    /// Copy `parts`, in order.
+    fn put(&mut self, parts: &[&[u8]]) {
+        for part in parts {
+            let dst = self.take(part.len());
+            for (d, s) in dst.iter_mut().zip(*part) {
+                *d = *s;
+            }
+        }
+    }
 }
 
 /// Any base64 failure, whatever `base64ct` calls it.

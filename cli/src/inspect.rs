@@ -24,7 +24,8 @@ use crate::keyfile::{Encoding, hex_or_binary, read_input, read_private_key};
 /// Usage of `kemsphinx inspect`.
 pub const USAGE: &str = "kemsphinx inspect FILE [--key KEYFILE] [--out FILE]\n\
   show a packet's or SURB's layout (FILE: binary or hex, `-` for stdin);\n\
-  with --key (raw 1,280-byte private key, binary or hex) unwrap it as that hop;\n\
+  with --key (a PEM private key as `keygen` and the reference write it, or the\n\
+  raw 1,280-byte encoding as binary or hex) unwrap it as that hop;\n\
   --out writes what the hop outputs (next packet, payload or encrypted reply)";
 
 /// What `inspect` found: the text to print, and the hop's output bytes

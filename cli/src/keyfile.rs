@@ -1,14 +1,21 @@
-//! Reading keys and packets from files: binary, or hex text.
+//! Reading keys and packets from files: PEM (keys), binary, or hex text.
 //!
-//! Private keys are read in one place, [`decode_private_key`], so that
-//! other encodings plug in there: today the raw 1,280-byte encoding
-//! (binary or hex); PEM (another workstream) is recognised and refused
-//! with a clear message until it is added as one more arm.
+//! Private keys are read in one place, [`decode_private_key`]: PEM with the
+//! reference's label, or the raw 1,280-byte encoding as binary or hex.
+//! Whatever is read passes only through buffers that are wiped when
+//! dropped ([`Zeroizing`]), since it may be a key, and at most
+//! [`MAX_INPUT`] bytes are read.
 
+use std::io::Read;
 use std::path::Path;
 
 use kemsphinx::PrivateKey;
 use kemsphinx::geometry::PRIVATE_KEY_LEN;
+use zeroize::Zeroizing;
+
+/// The most bytes read from one input: far more than a packet in hex with
+/// whitespace (about 33 KB).
+pub const MAX_INPUT: usize = 1 << 20;
 
 /// How an input file was encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,32 +28,58 @@ pub enum Encoding {
 
 /// Decode file contents: hex if the whole file (whitespace removed) is
 /// hex of even length, otherwise the bytes as they are. A binary packet
-/// that happens to be entirely hex digits is vanishingly unlikely.
+/// that happens to be entirely hex digits is vanishingly unlikely. Every
+/// buffer involved is wiped when dropped.
 #[must_use]
-pub fn hex_or_binary(contents: &[u8]) -> (Vec<u8>, Encoding) {
-    let text: Vec<u8> = contents
-        .iter()
-        .copied()
-        .filter(|b| !b.is_ascii_whitespace())
-        .collect();
-    match hex::decode(&text) {
-        Ok(bytes) if !text.is_empty() => (bytes, Encoding::Hex),
-        _ => (contents.to_vec(), Encoding::Binary),
+pub fn hex_or_binary(contents: &[u8]) -> (Zeroizing<Vec<u8>>, Encoding) {
+    let mut text = Zeroizing::new(Vec::with_capacity(contents.len()));
+    text.extend(
+        contents
+            .iter()
+            .copied()
+            .filter(|b| !b.is_ascii_whitespace()),
+    );
+    if !text.is_empty() && text.len() % 2 == 0 {
+        let mut bytes = Zeroizing::new(vec![0u8; text.len() / 2]);
+        if hex::decode_to_slice(&text[..], &mut bytes[..]).is_ok() {
+            return (bytes, Encoding::Hex);
+        }
     }
+    (Zeroizing::new(contents.to_vec()), Encoding::Binary)
 }
 
-/// Read a file, or standard input for `-`.
+/// Read a file, or standard input for `-`: at most [`MAX_INPUT`] bytes,
+/// into one buffer allocated up front (so no copy is left behind by a
+/// growing buffer) and wiped when dropped.
 ///
 /// # Errors
-/// The I/O error, with the path.
-pub fn read_input(path: &str) -> Result<Vec<u8>, String> {
+/// The I/O error, with the path; or the input is longer than
+/// [`MAX_INPUT`].
+pub fn read_input(path: &str) -> Result<Zeroizing<Vec<u8>>, String> {
     if path == "-" {
-        let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
-            .map_err(|e| format!("standard input: {e}"))?;
-        return Ok(buf);
+        return read_bounded(std::io::stdin().lock(), "standard input");
     }
-    std::fs::read(Path::new(path)).map_err(|e| format!("{path}: {e}"))
+    let file = std::fs::File::open(Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
+    read_bounded(file, path)
+}
+
+/// Read all of `source`, refusing more than [`MAX_INPUT`] bytes.
+fn read_bounded(mut source: impl Read, what: &str) -> Result<Zeroizing<Vec<u8>>, String> {
+    let mut buf = Zeroizing::new(vec![0u8; MAX_INPUT + 1]);
+    let mut len = 0;
+    while let Some(rest) = buf.get_mut(len..).filter(|r| !r.is_empty()) {
+        match source.read(rest) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("{what}: {e}")),
+        }
+    }
+    if len > MAX_INPUT {
+        return Err(format!("{what}: longer than {MAX_INPUT} bytes"));
+    }
+    buf.truncate(len);
+    Ok(buf)
 }
 
 /// Load a private key from file contents.
@@ -61,7 +94,9 @@ pub fn read_input(path: &str) -> Result<Vec<u8>, String> {
 /// # Errors
 /// Why the contents are not a usable key.
 pub fn decode_private_key(contents: &[u8]) -> Result<PrivateKey, String> {
-    if contents.trim_ascii_start().starts_with(b"-----BEGIN") {
+    // PEM if a `-----BEGIN` appears anywhere: the library then decides
+    // whether the text is acceptable (and says why not).
+    if contents.windows(10).any(|w| w == b"-----BEGIN") {
         return PrivateKey::from_pem(contents).map_err(|e| format!("PEM private key refused: {e}"));
     }
     let (bytes, encoding) = hex_or_binary(contents);

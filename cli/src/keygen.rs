@@ -10,7 +10,19 @@
 //! call that creates it, so it is never readable by others, not even for an
 //! instant. Nothing is overwritten: if either file exists (or is a symlink,
 //! even a dangling one) nothing is written.
+//!
+//! A key file is never seen half-written: each is written whole to a new
+//! temporary file in the same folder (`.NAME.kem_….pem.PID.RANDOM.tmp`, in
+//! one `write`: a short write is an error, so a file size limit is reported
+//! rather than met with the signal a second write would bring), flushed to
+//! disk, then hard-linked to its name, which fails rather than replaces if
+//! the name has appeared meanwhile. On any failure every file this call
+//! made is removed, temporary or final. (If the process is killed while
+//! writing, a temporary file may remain; a key name never holds a partial
+//! key.) The modes printed are read back from the files, so they are what
+//! the umask left, not what was asked for.
 
+use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -22,8 +34,9 @@ use zeroize::Zeroizing;
 
 /// Usage of the subcommand.
 pub const USAGE: &str = "usage: kemsphinx keygen --out DIR [--name NAME]\n\n\
-  Writes DIR/NAME.kem_public.pem (mode 0644) and DIR/NAME.kem_private.pem\n\
-  (mode 0600) for MLKEM768-X25519, in the Katzenpost reference's PEM format.\n\
+  Writes DIR/NAME.kem_public.pem (mode 0644 less the umask) and\n\
+  DIR/NAME.kem_private.pem (mode 0600) for MLKEM768-X25519, in the Katzenpost\n\
+  reference's PEM format, each whole or not at all.\n\
   NAME defaults to `mix`. Refuses to overwrite either file; creates DIR\n\
   (mode 0700) if it does not exist.";
 
@@ -63,9 +76,16 @@ pub fn main(args: &[String]) -> ExitCode {
     };
     let files = KeyFiles::new(&dir, &name);
     match generate().and_then(|key| write_key_pair(&dir, &files, &key)) {
-        Ok(()) => {
-            println!("wrote {} (public, mode 0644)", files.public.display());
-            println!("wrote {} (private, mode 0600)", files.private.display());
+        Ok(modes) => {
+            let (public, private) = (modes.public, modes.private);
+            println!(
+                "wrote {} (public, mode {public:04o})",
+                files.public.display()
+            );
+            println!(
+                "wrote {} (private, mode {private:04o})",
+                files.private.display()
+            );
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -108,12 +128,21 @@ pub fn generate() -> io::Result<PrivateKey> {
     Ok(PrivateKey::from_seed(&seed))
 }
 
-/// Write `key` to `files`, creating `dir` if needed. Refuses if either file
-/// exists; if the second cannot be written, the first is removed again.
+/// The permission bits the two files have (read back from them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Modes {
+    /// The public key file's.
+    pub public: u32,
+    /// The private key file's.
+    pub private: u32,
+}
+
+/// Write `key` to `files`, creating `dir` if needed: both files whole, or
+/// neither (see the module docs).
 ///
 /// # Errors
 /// [`io::ErrorKind::AlreadyExists`] if either file exists; any I/O error.
-pub fn write_key_pair(dir: &Path, files: &KeyFiles, key: &PrivateKey) -> io::Result<()> {
+pub fn write_key_pair(dir: &Path, files: &KeyFiles, key: &PrivateKey) -> io::Result<Modes> {
     create_dir(dir)?;
     for path in [&files.public, &files.private] {
         if fs::symlink_metadata(path).is_ok() {
@@ -123,12 +152,136 @@ pub fn write_key_pair(dir: &Path, files: &KeyFiles, key: &PrivateKey) -> io::Res
             ));
         }
     }
-    let private = key.to_pem().map_err(io::Error::other)?;
-    write_new(&files.private, &private[..], 0o600)?;
-    let public = key.public_key().to_pem().map_err(io::Error::other)?;
-    write_new(&files.public, &public, 0o644).inspect_err(|_| {
-        let _ = fs::remove_file(&files.private);
-    })
+    let private = Temp::write(&files.private, &key.to_pem()[..], 0o600)?;
+    let public = Temp::write(&files.public, &key.public_key().to_pem(), 0o644)?;
+    let modes = Modes {
+        public: public.mode,
+        private: private.mode,
+    };
+    let private = private.link()?;
+    public.link()?.keep();
+    private.keep();
+    sync_dir(dir);
+    Ok(modes)
+}
+
+/// A file this call created: removed when dropped, unless kept.
+struct Made(Option<PathBuf>);
+
+impl Made {
+    /// Keep the file: the call succeeded.
+    fn keep(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Made {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take() {
+            let _ = fs::remove_file(path);
+        }
+    }
+}
+
+/// A complete temporary copy of a key file, next to its final name.
+struct Temp {
+    made: Made,
+    target: PathBuf,
+    mode: u32,
+}
+
+impl Temp {
+    /// Create a new temporary file beside `target` with `mode`, write
+    /// `bytes` in one write and flush them to disk.
+    fn write(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Self> {
+        let mut nonce = [0u8; 8];
+        getrandom::fill(&mut nonce).map_err(|e| io::Error::other(format!("OS RNG: {e}")))?;
+        let mut name = OsString::from(".");
+        name.push(target.file_name().unwrap_or_default());
+        name.push(format!(
+            ".{}.{}.tmp",
+            std::process::id(),
+            hex::encode(nonce)
+        ));
+        let path = target.with_file_name(name);
+        let mut file = create_new(&path, mode)?;
+        let made = Made(Some(path));
+        write_once(&mut file, bytes)
+            .and_then(|()| file.sync_all())
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", target.display())))?;
+        let mode = permissions(&file)?;
+        Ok(Self {
+            made,
+            target: target.to_owned(),
+            mode,
+        })
+    }
+
+    /// Give the file its final name (a hard link, which fails if the name
+    /// exists) and drop the temporary name. Returns the final file, still
+    /// to be removed on a later failure unless kept.
+    fn link(self) -> io::Result<Made> {
+        let Some(temp) = &self.made.0 else {
+            return Err(io::Error::other("temporary file already gone"));
+        };
+        fs::hard_link(temp, &self.target)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.target.display())))?;
+        Ok(Made(Some(self.target)))
+    }
+}
+
+/// Write all of `bytes` with one `write` call (retried only if
+/// interrupted before writing anything). A short write is an error: it
+/// means a full disk or a file size limit, and a second write past such a
+/// limit would bring `SIGXFSZ`, which ends the process before it can clean
+/// up.
+fn write_once(file: &mut File, bytes: &[u8]) -> io::Result<()> {
+    let written = loop {
+        match file.write(bytes) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            other => break other?,
+        }
+    };
+    if written == bytes.len() {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::WriteZero,
+            format!(
+                "short write ({written} of {} bytes): disk full or file size limit?",
+                bytes.len()
+            ),
+        ))
+    }
+}
+
+/// The permission bits of an open file.
+fn permissions(file: &File) -> io::Result<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        Ok(file.metadata()?.permissions().mode() & 0o7777)
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(if file.metadata()?.permissions().readonly() {
+            0o444
+        } else {
+            0o644
+        })
+    }
+}
+
+/// Flush the folder's entries (the new names) to disk, where that can be
+/// done. Best effort: the files are complete and named already, and a
+/// failure here must not make the caller remove them.
+fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
 }
 
 /// Create `dir` (and parents) with mode 0700 if it does not exist.
@@ -141,15 +294,15 @@ fn create_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// Create a new file with `mode` (never an existing file or a symlink:
-/// `O_CREAT | O_EXCL`), write `bytes`, and flush them to disk.
-fn write_new(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+/// `O_CREAT | O_EXCL`).
+fn create_new(path: &Path, mode: u32) -> io::Result<File> {
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
     #[cfg(not(unix))]
     let _ = mode;
-    let mut file: File = options.open(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()
+    options
+        .open(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
 }

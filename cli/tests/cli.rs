@@ -211,10 +211,7 @@ fn inspect_with_a_raw_key_unwraps_and_writes_what_the_hop_outputs() {
 
     // The same key as PEM, as `kemsphinx keygen` and the reference write it.
     let raw = hex::decode(case["nodes"][0]["private_key"].as_str().unwrap()).unwrap();
-    let pem = kemsphinx::PrivateKey::try_from(&raw[..])
-        .unwrap()
-        .to_pem()
-        .unwrap();
+    let pem = kemsphinx::PrivateKey::try_from(&raw[..]).unwrap().to_pem();
     let pem_file = dir.join("k0.pem");
     std::fs::write(&pem_file, &pem[..]).unwrap();
     let out = kemsphinx(&[

@@ -111,3 +111,82 @@ fn bad_arguments_exit_2() {
     }
     assert!(keygen(&["--help"]).status.success());
 }
+
+/// The files in `dir`, sorted.
+fn listing(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `sh -c 'SETUP; exec kemsphinx keygen --out DIR'`.
+fn keygen_in_shell(setup: &str, dir: &std::path::Path) -> std::process::Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("{setup}; exec \"$0\" keygen --out \"$1\""))
+        .arg(env!("CARGO_BIN_EXE_kemsphinx"))
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_write_error_leaves_no_key_file_and_a_later_run_succeeds() {
+    let dir = scratch("fsize");
+    fs::create_dir_all(&dir).unwrap();
+    // A file size limit of one block (512 or 1,024 bytes): both PEM files
+    // are longer.
+    let out = keygen_in_shell("ulimit -f 1", &dir);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("keygen: "));
+    assert_eq!(listing(&dir), Vec::<String>::new(), "nothing left behind");
+    let again = keygen(&["--out", dir.to_str().unwrap()]);
+    assert!(again.status.success(), "{again:?}");
+    assert_eq!(listing(&dir), ["mix.kem_private.pem", "mix.kem_public.pem"]);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn if_the_second_file_cannot_be_made_nothing_is_left() {
+    let dir = scratch("second");
+    fs::create_dir_all(&dir).unwrap();
+    let files = KeyFiles {
+        public: dir.join("missing/mix.kem_public.pem"),
+        private: dir.join("mix.kem_private.pem"),
+    };
+    let err = write_key_pair(&dir, &files, &generate().unwrap()).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+    assert_eq!(listing(&dir), Vec::<String>::new());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_modes_printed_are_the_modes_the_files_have() {
+    for (umask, public, private) in [
+        ("022", 0o644, 0o600),
+        ("077", 0o600, 0o600),
+        ("027", 0o640, 0o600),
+    ] {
+        let dir = scratch(&format!("umask{umask}"));
+        let out = keygen_in_shell(&format!("umask {umask}"), &dir);
+        assert!(out.status.success(), "{out:?}");
+        let files = KeyFiles::new(&dir, "mix");
+        assert_eq!(
+            (mode(&files.public), mode(&files.private)),
+            (public, private)
+        );
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            stdout.contains(&format!("(public, mode {public:04o})")),
+            "{umask}: {stdout}"
+        );
+        assert!(
+            stdout.contains(&format!("(private, mode {private:04o})")),
+            "{umask}: {stdout}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -13,9 +13,14 @@
  *  - Every buffer is a pointer and a length; the length must equal the
  *    constant named for it (else KEMSPHINX_ERR_LENGTH). NULL where a pointer
  *    is required is KEMSPHINX_ERR_NULL. Both are checked before any work.
- *  - Outputs (buffers and handle out-pointers) are written only on success.
- *    Inputs are copied before outputs are written, so they may overlap.
- *    kemsphinx_unwrap works in place and leaves the packet unchanged on error.
+ *  - Output buffers are written only on success. Inputs are read before
+ *    outputs are written, so they may overlap. kemsphinx_unwrap works in
+ *    place and leaves the packet unchanged on error.
+ *  - Every function that makes a handle (kemsphinx_T **out) writes it to
+ *    *out on success and NULL to *out on every error, so
+ *        T *k; if (f(..., &k)) goto out; ... out: kemsphinx_T_free(k);
+ *    is safe without initialising k. (Only if out itself is NULL is nothing
+ *    written: KEMSPHINX_ERR_NULL.)
  *  - Handles are immutable: one kemsphinx_private_key may be used by many
  *    threads at once. Free each handle exactly once; NULL frees are no-ops.
  *  - The caller guarantees what cannot be checked: each non-NULL pointer is
@@ -129,8 +134,9 @@ typedef struct kemsphinx_unwrapped {
     size_t payload_len;    /* KEMSPHINX_PAYLOAD_LEN or KEMSPHINX_ENCRYPTED_REPLY_LEN */
 } kemsphinx_unwrapped;
 
-/* The replay tag of a packet: one hash, no key. Check it before unwrapping;
- * remember it only once kemsphinx_unwrap has succeeded. */
+/* The replay tag of a packet: one hash, no key, computed in place (the
+ * packet is read, not copied; do not modify it during the call). Check it
+ * before unwrapping; remember it only once kemsphinx_unwrap has succeeded. */
 int kemsphinx_replay_tag(const uint8_t *packet, size_t packet_len, uint8_t *tag_out,
                          size_t tag_len);
 

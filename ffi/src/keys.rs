@@ -14,7 +14,7 @@ use rand_core::UnwrapErr;
 use zeroize::Zeroizing;
 
 use crate::guard;
-use crate::raw::{Out, OutValue, free, give, handle, read_into, slice};
+use crate::raw::{Out, free, handle, make_handle, read_into, slice};
 
 /// A loaded private key (`kemsphinx_private_key` in C). Opaque.
 pub struct PrivateKeyHandle(pub(crate) PrivateKey);
@@ -24,19 +24,21 @@ pub struct PublicKeyHandle(pub(crate) PublicKey);
 
 /// Generate a key pair from the operating system's RNG.
 ///
+/// Like every function that makes a handle, writes the handle to `*out`
+/// on success and NULL on any error (unless `out` is NULL).
+///
 /// # Safety
 /// `out` is NULL or valid for a write of one pointer.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kemsphinx_private_key_generate(out: *mut *mut PrivateKeyHandle) -> c_int {
-    guard(|| {
-        // SAFETY: forwarded contract.
-        let out = unsafe { OutValue::new(out) }?;
-        give(
-            out,
-            PrivateKeyHandle(PrivateKey::generate(&mut UnwrapErr(SysRng))),
-        );
-        Ok(())
-    })
+    // SAFETY: forwarded contract.
+    unsafe {
+        make_handle(out, || {
+            Ok(PrivateKeyHandle(PrivateKey::generate(&mut UnwrapErr(
+                SysRng,
+            ))))
+        })
+    }
 }
 
 /// Derive a key pair from a `KEMSPHINX_KEY_SEED_LEN`-byte seed exactly as
@@ -52,15 +54,14 @@ pub unsafe extern "C" fn kemsphinx_private_key_from_seed(
     seed_len: usize,
     out: *mut *mut PrivateKeyHandle,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: forwarded contract.
-        let out = unsafe { OutValue::new(out) }?;
+    let body = || {
         let mut bytes = Zeroizing::new([0u8; KEY_SEED_LEN]);
         // SAFETY: forwarded contract.
         unsafe { read_into(seed, seed_len, &mut bytes) }?;
-        give(out, PrivateKeyHandle(PrivateKey::from_seed(&bytes)));
-        Ok(())
-    })
+        Ok(PrivateKeyHandle(PrivateKey::from_seed(&bytes)))
+    };
+    // SAFETY: forwarded contract.
+    unsafe { make_handle(out, body) }
 }
 
 /// Load a private key from its `KEMSPHINX_PRIVATE_KEY_LEN`-byte encoding,
@@ -75,15 +76,14 @@ pub unsafe extern "C" fn kemsphinx_private_key_from_bytes(
     len: usize,
     out: *mut *mut PrivateKeyHandle,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: forwarded contract.
-        let out = unsafe { OutValue::new(out) }?;
+    let body = || {
         let mut raw = Zeroizing::new([0u8; PRIVATE_KEY_LEN]);
         // SAFETY: forwarded contract.
         unsafe { read_into(bytes, len, &mut raw) }?;
-        give(out, PrivateKeyHandle(PrivateKey::from_bytes(&raw)?));
-        Ok(())
-    })
+        Ok(PrivateKeyHandle(PrivateKey::from_bytes(&raw)?))
+    };
+    // SAFETY: forwarded contract.
+    unsafe { make_handle(out, body) }
 }
 
 /// Load a private key from PEM text (`MLKEM768-X25519 PRIVATE KEY`).
@@ -97,14 +97,13 @@ pub unsafe extern "C" fn kemsphinx_private_key_from_pem(
     len: usize,
     out: *mut *mut PrivateKeyHandle,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: forwarded contract.
-        let out = unsafe { OutValue::new(out) }?;
+    let body = || {
         // SAFETY: forwarded contract.
         let text = unsafe { slice(text, len) }?;
-        give(out, PrivateKeyHandle(PrivateKey::from_pem(text)?));
-        Ok(())
-    })
+        Ok(PrivateKeyHandle(PrivateKey::from_pem(text)?))
+    };
+    // SAFETY: forwarded contract.
+    unsafe { make_handle(out, body) }
 }
 
 /// Write the private key's `KEMSPHINX_PRIVATE_KEY_LEN`-byte encoding.
@@ -143,8 +142,7 @@ pub unsafe extern "C" fn kemsphinx_private_key_to_pem(
         let key = unsafe { handle(key) }?;
         // SAFETY: forwarded contract.
         let out = unsafe { Out::<PRIVATE_KEY_PEM_LEN>::new(out, len) }?;
-        let text = key.0.to_pem()?;
-        out.write(&text);
+        out.write(&key.0.to_pem());
         Ok(())
     })
 }
@@ -159,14 +157,13 @@ pub unsafe extern "C" fn kemsphinx_private_key_public_key(
     key: *const PrivateKeyHandle,
     out: *mut *mut PublicKeyHandle,
 ) -> c_int {
-    guard(|| {
+    let body = || {
         // SAFETY: forwarded contract.
         let key = unsafe { handle(key) }?;
-        // SAFETY: forwarded contract.
-        let out = unsafe { OutValue::new(out) }?;
-        give(out, PublicKeyHandle(key.0.public_key().clone()));
-        Ok(())
-    })
+        Ok(PublicKeyHandle(key.0.public_key().clone()))
+    };
+    // SAFETY: forwarded contract.
+    unsafe { make_handle(out, body) }
 }
 
 /// Release a private key (its secrets are zeroized). NULL is a no-op.
@@ -195,15 +192,14 @@ pub unsafe extern "C" fn kemsphinx_public_key_from_bytes(
     len: usize,
     out: *mut *mut PublicKeyHandle,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: forwarded contract.
-        let out = unsafe { OutValue::new(out) }?;
+    let body = || {
         let mut raw = [0u8; PUBLIC_KEY_LEN];
         // SAFETY: forwarded contract.
         unsafe { read_into(bytes, len, &mut raw) }?;
-        give(out, PublicKeyHandle(PublicKey::from_bytes(&raw)?));
-        Ok(())
-    })
+        Ok(PublicKeyHandle(PublicKey::from_bytes(&raw)?))
+    };
+    // SAFETY: forwarded contract.
+    unsafe { make_handle(out, body) }
 }
 
 /// Load a public key from PEM text (`MLKEM768-X25519 PUBLIC KEY`).
@@ -216,14 +212,13 @@ pub unsafe extern "C" fn kemsphinx_public_key_from_pem(
     len: usize,
     out: *mut *mut PublicKeyHandle,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: forwarded contract.
-        let out = unsafe { OutValue::new(out) }?;
+    let body = || {
         // SAFETY: forwarded contract.
         let text = unsafe { slice(text, len) }?;
-        give(out, PublicKeyHandle(PublicKey::from_pem(text)?));
-        Ok(())
-    })
+        Ok(PublicKeyHandle(PublicKey::from_pem(text)?))
+    };
+    // SAFETY: forwarded contract.
+    unsafe { make_handle(out, body) }
 }
 
 /// Write the public key's `KEMSPHINX_PUBLIC_KEY_LEN`-byte encoding.
@@ -262,7 +257,7 @@ pub unsafe extern "C" fn kemsphinx_public_key_to_pem(
         let key = unsafe { handle(key) }?;
         // SAFETY: forwarded contract.
         let out = unsafe { Out::<PUBLIC_KEY_PEM_LEN>::new(out, len) }?;
-        out.write(&key.0.to_pem()?);
+        out.write(&key.0.to_pem());
         Ok(())
     })
 }

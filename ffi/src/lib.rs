@@ -15,10 +15,15 @@
 //!   pointer is [`Status::Null`]. Both are checked, for every argument,
 //!   before any work is done.
 //! - Output buffers are written only on success; on any error they are
-//!   unchanged. Inputs are copied in before outputs are written, so inputs
+//!   unchanged. Inputs are read before outputs are written, so inputs
 //!   and outputs may overlap. The exception is [`kemsphinx_unwrap`], which
 //!   works in place on the packet and, like the Rust API, leaves it
 //!   unchanged on error.
+//! - A function that makes a handle writes it to its out-pointer on
+//!   success and NULL on every error, a caught panic included (an
+//!   out-pointer that is itself NULL gets [`Status::Null`] and nothing
+//!   written). So C may write `T *k; if (f(&k)) goto out; … out: free(k);`
+//!   without initialising `k`.
 //! - Keys are opaque handles created by a `_from_*`/`_generate` function and
 //!   released with the matching `_free`. A handle is immutable once created,
 //!   so one private key may be used from many threads at once.

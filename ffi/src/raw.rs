@@ -6,11 +6,12 @@
 //! memory; outputs are validated up front and written last, by a plain
 //! copy, so overlapping inputs and outputs are harmless.
 
+use core::ffi::c_int;
 use core::ptr;
 
 use zeroize::Zeroizing;
 
-use crate::Status;
+use crate::{Status, guard};
 
 /// Copy exactly `N` bytes from C into `dst`.
 ///
@@ -49,6 +50,26 @@ pub(crate) unsafe fn read_boxed<const N: usize>(
     // SAFETY: forwarded contract.
     unsafe { read_into(src, len, &mut out) }?;
     Ok(out)
+}
+
+/// Borrow exactly `N` bytes in place (no copy) for the duration of a call.
+///
+/// # Safety
+/// `src` is NULL or valid for reads of `len` bytes, not written during
+/// `'a`.
+pub(crate) unsafe fn borrow<'a, const N: usize>(
+    src: *const u8,
+    len: usize,
+) -> Result<&'a [u8; N], Status> {
+    if src.is_null() {
+        return Err(Status::Null);
+    }
+    if len != N {
+        return Err(Status::Length);
+    }
+    // SAFETY: non-NULL, exactly N bytes, and by the caller's contract valid
+    // for reads and not written during `'a`; `[u8; N]` has alignment 1.
+    Ok(unsafe { &*src.cast::<[u8; N]>() })
 }
 
 /// Borrow a variable-length input (PEM text) for the duration of a call.
@@ -130,18 +151,44 @@ pub(crate) unsafe fn handle<'a, T>(handle: *const T) -> Result<&'a T, Status> {
     unsafe { handle.as_ref() }.ok_or(Status::Null)
 }
 
-/// Hand a value to C as a handle, through `out`.
-pub(crate) fn give<T>(out: OutValue<*mut T>, value: T) {
-    out.write(Box::into_raw(Box::new(value)));
+/// Make a handle for C: run `body` (as [`guard`] does: a panic is
+/// [`Status::Internal`]) and write the new handle to `*out` on success,
+/// NULL on every error. `out` itself NULL is [`Status::Null`], with nothing
+/// written. `*out` is written last, after `body` has read its inputs, so
+/// `out` may point into an input.
+///
+/// # Safety
+/// `out` is NULL or valid for a write of one pointer.
+pub(crate) unsafe fn make_handle<T>(
+    out: *mut *mut T,
+    body: impl FnOnce() -> Result<T, Status>,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let out = match unsafe { OutValue::new(out) } {
+        Ok(out) => out,
+        Err(status) => return status as c_int,
+    };
+    let mut made = None;
+    let status = guard(|| {
+        made = Some(body()?);
+        Ok(())
+    });
+    match made {
+        Some(value) if status == Status::Ok as c_int => {
+            out.write(Box::into_raw(Box::new(value)));
+        }
+        _ => out.write(ptr::null_mut()),
+    }
+    status
 }
 
-/// Release a handle made by [`give`]; NULL is a no-op.
+/// Release a handle made by [`make_handle`]; NULL is a no-op.
 ///
 /// # Safety
 /// `handle` is NULL or a live handle of type `T`, not used afterwards.
 pub(crate) unsafe fn free<T>(handle: *mut T) {
     if !handle.is_null() {
-        // SAFETY: a live handle came from `Box::into_raw` in `give` and is
+        // SAFETY: a live handle came from `Box::into_raw` in `make_handle` and is
         // released exactly once, by the caller's contract.
         drop(unsafe { Box::from_raw(handle) });
     }

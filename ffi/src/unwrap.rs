@@ -6,7 +6,7 @@ use kemsphinx::geometry::{NODE_ID_LEN, PACKET_LEN, RECIPIENT_ID_LEN, REPLAY_TAG_
 use kemsphinx::{Action as RustAction, replay_tag, unwrap};
 
 use crate::keys::PrivateKeyHandle;
-use crate::raw::{Out, OutValue, handle, read_boxed};
+use crate::raw::{Out, OutValue, borrow, handle};
 use crate::{Status, guard};
 
 /// What the hop must do, as `kemsphinx_action` in the header.
@@ -59,11 +59,13 @@ const _: () = {
 };
 
 /// Write the replay tag of a `KEMSPHINX_PACKET_LEN`-byte packet: one hash
-/// of its KEM ciphertext, no key needed. Look it up before unwrapping.
+/// of its KEM ciphertext, computed where the packet lies (no copy, no
+/// allocation), no key needed. Look it up before unwrapping.
 ///
 /// # Safety
-/// `packet` is NULL or valid for `packet_len` reads; `tag_out` is NULL or
-/// valid for `tag_len` writes.
+/// `packet` is NULL or valid for `packet_len` reads and not written by
+/// anyone during the call; `tag_out` is NULL or valid for `tag_len`
+/// writes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kemsphinx_replay_tag(
     packet: *const u8,
@@ -75,8 +77,11 @@ pub unsafe extern "C" fn kemsphinx_replay_tag(
         // SAFETY: forwarded contract.
         let out = unsafe { Out::<REPLAY_TAG_LEN>::new(tag_out, tag_len) }?;
         // SAFETY: forwarded contract.
-        let packet = unsafe { read_boxed::<PACKET_LEN>(packet, packet_len) }?;
-        out.write(&replay_tag(&packet).0);
+        let packet = unsafe { borrow::<PACKET_LEN>(packet, packet_len) }?;
+        // The borrow of the packet ends here, before the tag is written
+        // (which C may have placed inside the packet).
+        let tag = replay_tag(packet);
+        out.write(&tag.0);
         Ok(())
     })
 }

@@ -53,7 +53,7 @@ fn keys_round_trip_and_bad_keys_are_refused_with_key_errors() {
         let mut refused = null_mut();
         let status = kemsphinx_private_key_from_bytes(raw.as_ptr(), raw.len(), &mut refused);
         assert_eq!(status, code(Status::Key));
-        assert!(refused.is_null(), "out-pointer untouched on error");
+        assert!(refused.is_null(), "out-handle NULL on error");
 
         let mut public = [0u8; PUBLIC_KEY_LEN]; // all zero: small-order X25519
         let mut pk = null_mut();
@@ -244,5 +244,97 @@ fn every_status_has_a_description() {
         let text = unsafe { core::ffi::CStr::from_ptr(kemsphinx_status_str(s as i32)) };
         assert!(!text.to_bytes().is_empty());
         assert_ne!(text.to_bytes(), b"unknown status");
+    }
+}
+
+/// A pointer C code might leave in an uninitialised handle variable.
+fn garbage<T>() -> *mut T {
+    core::ptr::dangling_mut::<T>().wrapping_byte_add(0x0bad_0000)
+}
+
+/// `call` fails with `want`, and writes NULL to its out-handle.
+fn refuses_with_null<T>(what: &str, want: Status, call: impl FnOnce(*mut *mut T) -> i32) {
+    let mut out: *mut T = garbage();
+    assert_eq!(call(&mut out), code(want), "{what}");
+    assert!(out.is_null(), "{what}: out-handle left as {out:p}");
+}
+
+/// The C pattern `T *k; if (f(&k)) goto out; ... out: free(k);` must free
+/// NULL, not whatever `k` held: every function that makes a handle writes
+/// NULL to its out-pointer on every error.
+#[test]
+fn every_out_handle_is_null_after_every_error() {
+    let seed = [0u8; 96];
+    let private = [0u8; PRIVATE_KEY_LEN]; // inconsistent with its seed
+    let public = [0u8; PUBLIC_KEY_LEN]; // small-order X25519
+    let pem =
+        b"-----BEGIN MLKEM768-X25519 PUBLIC KEY-----\n-----END MLKEM768-X25519 PUBLIC KEY-----\n";
+    // Every call below: non-NULL pointers are to live locals at least as
+    // long as the length passed with them; `out` is a valid out-pointer.
+    refuses_with_null("seed NULL", Status::Null, |out| {
+        // SAFETY: as said above the first call.
+        unsafe { kemsphinx_private_key_from_seed(null(), 96, out) }
+    });
+    refuses_with_null("seed length", Status::Length, |out| {
+        // SAFETY: as said above the first call.
+        unsafe { kemsphinx_private_key_from_seed(seed.as_ptr(), 95, out) }
+    });
+    refuses_with_null("private NULL", Status::Null, |out| {
+        // SAFETY: as said above the first call.
+        unsafe { kemsphinx_private_key_from_bytes(null(), PRIVATE_KEY_LEN, out) }
+    });
+    refuses_with_null("private length", Status::Length, |out| {
+        // SAFETY: as said above the first call.
+        unsafe { kemsphinx_private_key_from_bytes(private.as_ptr(), 1, out) }
+    });
+    refuses_with_null("private invalid", Status::Key, |out| {
+        // SAFETY: as said above the first call.
+        unsafe { kemsphinx_private_key_from_bytes(private.as_ptr(), PRIVATE_KEY_LEN, out) }
+    });
+    refuses_with_null("private PEM NULL", Status::Null, |out| {
+        // SAFETY: as said above the first call.
+        unsafe { kemsphinx_private_key_from_pem(null(), 10, out) }
+    });
+    refuses_with_null("private PEM", Status::Pem, |out| {
+        // SAFETY: as said above the first call.
+        unsafe { kemsphinx_private_key_from_pem(pem.as_ptr(), pem.len(), out) }
+    });
+    refuses_with_null("public of NULL", Status::Null, |out| {
+        // SAFETY: as said above the first call.
+        unsafe { kemsphinx_private_key_public_key(null(), out) }
+    });
+    refuses_with_null("public NULL", Status::Null, |out| {
+        // SAFETY: as said above the first call.
+        unsafe { kemsphinx_public_key_from_bytes(null(), PUBLIC_KEY_LEN, out) }
+    });
+    refuses_with_null("public length", Status::Length, |out| {
+        // SAFETY: as said above the first call.
+        unsafe { kemsphinx_public_key_from_bytes(public.as_ptr(), PUBLIC_KEY_LEN + 1, out) }
+    });
+    refuses_with_null("public invalid", Status::Key, |out| {
+        // SAFETY: as said above the first call.
+        unsafe { kemsphinx_public_key_from_bytes(public.as_ptr(), PUBLIC_KEY_LEN, out) }
+    });
+    refuses_with_null("public PEM length", Status::Length, |out| {
+        // SAFETY: as said above the first call.
+        unsafe { kemsphinx_public_key_from_pem(pem.as_ptr(), usize::MAX, out) }
+    });
+    refuses_with_null("public PEM", Status::Length, |out| {
+        // SAFETY: as said above the first call.
+        unsafe { kemsphinx_public_key_from_pem(pem.as_ptr(), pem.len(), out) }
+    });
+    // And on success, a live handle.
+    let mut key: *mut PrivateKeyHandle = garbage();
+    // SAFETY: as above.
+    unsafe {
+        assert_eq!(
+            kemsphinx_private_key_from_seed(seed.as_ptr(), 96, &mut key),
+            OK
+        );
+        let mut pk: *mut PublicKeyHandle = garbage();
+        assert_eq!(kemsphinx_private_key_public_key(key, &mut pk), OK);
+        assert!(!key.is_null() && !pk.is_null());
+        kemsphinx_public_key_free(pk);
+        kemsphinx_private_key_free(key);
     }
 }

@@ -142,6 +142,34 @@ static void refusals(const uint8_t *surb_keys) {
     CHECK(strcmp(kemsphinx_status_str(12345), "unknown status") == 0);
 }
 
+/* The pattern the header promises is safe: a handle variable that was never
+ * initialised is NULL after any failed call, so the cleanup path may free it. */
+static int load_or_fail(const uint8_t *bytes, size_t len) {
+    kemsphinx_private_key *k;
+    memset(&k, 0xa5, sizeof k); /* what an uninitialised variable may hold */
+    int status = kemsphinx_private_key_from_bytes(bytes, len, &k);
+    if (status != KEMSPHINX_OK) goto out;
+    CHECK(k != NULL);
+out:
+    if (status != KEMSPHINX_OK) CHECK(k == NULL);
+    kemsphinx_private_key_free(k);
+    return status;
+}
+
+static void handles_are_null_after_errors(void) {
+    uint8_t raw[KEMSPHINX_PRIVATE_KEY_LEN];
+    OK(kemsphinx_private_key_to_bytes(keys[1], raw, sizeof raw));
+    OK(load_or_fail(raw, sizeof raw));
+    CHECK(load_or_fail(raw, sizeof raw - 1) == KEMSPHINX_ERR_LENGTH);
+    CHECK(load_or_fail(NULL, sizeof raw) == KEMSPHINX_ERR_NULL);
+    raw[40] ^= 1; /* inside the stored encapsulation key */
+    CHECK(load_or_fail(raw, sizeof raw) == KEMSPHINX_ERR_KEY);
+    kemsphinx_public_key *p;
+    memset(&p, 0xa5, sizeof p);
+    CHECK(kemsphinx_private_key_public_key(NULL, &p) == KEMSPHINX_ERR_NULL);
+    CHECK(p == NULL);
+}
+
 int main(void) {
     load_keys();
 
@@ -183,6 +211,7 @@ int main(void) {
     CHECK(memcmp(decrypted, answer, sizeof answer) == 0);
 
     refusals(surb_keys);
+    handles_are_null_after_errors();
     for (int i = 0; i < KEMSPHINX_HOPS; i++) {
         kemsphinx_private_key_free(keys[i]);
         kemsphinx_public_key_free(pubs[i]);

@@ -240,16 +240,8 @@ fn keys(dir: &Path, kem: &[Value], negative: &[Value]) {
         write(dir, &format!("{id}-private"), &hex(&case["private_key"]));
         let private: [u8; PRIVATE_KEY_LEN] = hex(&case["private_key"]).try_into().unwrap();
         let key = kemsphinx::PrivateKey::from_bytes(&private).unwrap();
-        write(
-            dir,
-            &format!("{id}-public-pem"),
-            &key.public_key().to_pem().unwrap(),
-        );
-        write(
-            dir,
-            &format!("{id}-private-pem"),
-            &key.to_pem().unwrap()[..],
-        );
+        write(dir, &format!("{id}-public-pem"), &key.public_key().to_pem());
+        write(dir, &format!("{id}-private-pem"), &key.to_pem()[..]);
     }
     for case in negative
         .iter()

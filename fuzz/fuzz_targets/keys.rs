@@ -51,12 +51,12 @@ fuzz_target!(|data: &[u8]| {
 /// loads as the same key, and passes the raw checks.
 fn pem(text: &[u8]) {
     if let Ok(pk) = PublicKey::from_pem(text) {
-        let again = PublicKey::from_pem(&pk.to_pem().unwrap()).unwrap();
+        let again = PublicKey::from_pem(&pk.to_pem()).unwrap();
         assert_eq!(again, pk);
         public_key(pk.as_bytes());
     }
     if let Ok(sk) = PrivateKey::from_pem(text) {
-        let again = PrivateKey::from_pem(&sk.to_pem().unwrap()[..]).unwrap();
+        let again = PrivateKey::from_pem(&sk.to_pem()[..]).unwrap();
         assert!(again.to_bytes()[..] == sk.to_bytes()[..]);
         private_key(&sk.to_bytes());
     }
@@ -119,10 +119,10 @@ fn derived(seed: &[u8; KEY_SEED_LEN], data: &[u8]) {
     let sk = PrivateKey::from_seed(seed);
     let reloaded = PrivateKey::from_bytes(&sk.to_bytes()).unwrap();
     assert_eq!(reloaded.public_key(), sk.public_key());
-    let from_pem = PrivateKey::from_pem(&sk.to_pem().unwrap()[..]).unwrap();
+    let from_pem = PrivateKey::from_pem(&sk.to_pem()[..]).unwrap();
     assert!(from_pem.to_bytes()[..] == sk.to_bytes()[..]);
     let pk = PublicKey::from_bytes(sk.public_key().as_bytes()).unwrap();
-    assert_eq!(PublicKey::from_pem(&pk.to_pem().unwrap()).unwrap(), pk);
+    assert_eq!(PublicKey::from_pem(&pk.to_pem()).unwrap(), pk);
     let mut rng = ChaCha20Rng::from_seed(*padded(data.get(KEY_SEED_LEN..).unwrap_or_default()));
     let (ct, ss) = pk.encapsulate(&mut rng).unwrap();
     assert_eq!(reloaded.decapsulate(&ct).unwrap().as_bytes(), ss.as_bytes());

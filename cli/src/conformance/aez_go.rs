@@ -1,10 +1,21 @@
 //! The Go AEZ's own vector files (CC0): full AEZ with associated data and
 //! authenticators, and its extract / hash / prf layers.
+//!
+//! Every number read from a file that sizes an allocation (`tau`) is checked
+//! before anything is allocated: it must be at most [`MAX_TAU`] and agree
+//! with the lengths of the file's own byte strings, so the memory a case
+//! takes is bounded by the size of the file. A case that breaks this is a
+//! failure, never an abort.
 
 use kemsphinx::aez::{self, Aez};
 use serde_json::Value;
 
 use super::json::{Outcome, array, bytes, decode_value, list, number, same};
+
+/// The largest `tau` (bytes, or bits for `hash`) a case may ask for: far
+/// above any real vector (the Go AEZ's largest is 247 bytes for `prf`, 478
+/// bits for `hash`).
+pub(crate) const MAX_TAU: u64 = 1 << 20;
 
 /// Which layer a file tests, told by its first case's fields.
 #[derive(Clone, Copy)]
@@ -64,9 +75,15 @@ fn data(case: &Value) -> Result<Vec<Vec<u8>>, String> {
     list(case, "data")?.iter().map(decode_value).collect()
 }
 
-/// A `tau` field as a byte count.
+/// A `tau` field, at most [`MAX_TAU`].
 fn tau(case: &Value) -> Result<usize, String> {
-    usize::try_from(number(case, "tau")?).map_err(|e| e.to_string())
+    let tau = number(case, "tau")?;
+    if tau > MAX_TAU {
+        return Err(format!(
+            "tau {tau} is over this runner's bound of {MAX_TAU}"
+        ));
+    }
+    usize::try_from(tau).map_err(|e| e.to_string())
 }
 
 /// Full AEZ encryption and decryption (any key length, AD, τ).
@@ -78,7 +95,14 @@ fn encrypt(case: &Value) -> Outcome {
     let tau = tau(case)?;
     let m = bytes(case, "m")?;
     let c = bytes(case, "c")?;
-    let mut out = vec![0u8; m.len() + tau];
+    if m.len().checked_add(tau) != Some(c.len()) {
+        return Err(format!(
+            "c is {} bytes, not m ({}) plus tau ({tau})",
+            c.len(),
+            m.len()
+        ));
+    }
+    let mut out = vec![0u8; c.len()];
     aez::encrypt_full(&key, &nonce, &ad, tau, &m, &mut out).map_err(|e| e.to_string())?;
     same("encrypt", &out, &c)?;
     let mut back = vec![0u8; c.len()];
@@ -101,7 +125,7 @@ fn encrypt(case: &Value) -> Outcome {
 /// list is the nonce followed by the AD strings.
 fn hash(case: &Value) -> Outcome {
     let aez = Aez::new(&array(case, "k")?);
-    let tau = u32::try_from(number(case, "tau")?).map_err(|e| e.to_string())?;
+    let tau = u32::try_from(tau(case)?).map_err(|e| e.to_string())?;
     let data = data(case)?;
     let (nonce, ad) = data
         .split_first()
@@ -113,7 +137,11 @@ fn hash(case: &Value) -> Outcome {
 /// AEZ-prf.
 fn prf(case: &Value) -> Outcome {
     let aez = Aez::new(&array(case, "k")?);
-    let mut out = vec![0u8; tau(case)?];
+    let (tau, r) = (tau(case)?, bytes(case, "r")?);
+    if tau != r.len() {
+        return Err(format!("r is {} bytes, not tau ({tau})", r.len()));
+    }
+    let mut out = vec![0u8; tau];
     aez.prf(&array(case, "delta")?, &mut out);
-    same("prf", &out, &bytes(case, "r")?)
+    same("prf", &out, &r)
 }

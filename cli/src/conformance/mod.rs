@@ -10,6 +10,14 @@
 //! A file of any other shape, or of an unknown schema or kind, is reported
 //! as a failure rather than skipped, so a run can never pass by reading
 //! nothing.
+//!
+//! Folders are walked following symbolic links, but every file and folder
+//! is visited at most once per run, told apart by device and inode (by
+//! canonical path off Unix): a link loop ends, and a file reached by two
+//! paths (or named twice) counts once. Inside a folder only folders and
+//! regular `*.json` files are read (a FIFO or device there is skipped).
+//! Text from the files (case ids, kinds, schemas) and file names are
+//! printed with control characters escaped ([`printable`]).
 
 mod aez_go;
 mod json;
@@ -17,7 +25,10 @@ mod negative;
 mod packets;
 mod primitives;
 
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt::Write as _;
+use std::fs::{self, Metadata};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
@@ -51,24 +62,92 @@ pub struct Report {
     pub files: usize,
     /// Cases per kind, passed or not.
     pub kinds: std::collections::BTreeMap<String, usize>,
+    /// Files and folders visited so far.
+    visited: HashSet<FileId>,
+}
+
+/// What makes two paths the same file or folder.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum FileId {
+    /// Device and inode.
+    #[cfg(unix)]
+    Inode(u64, u64),
+    /// The canonical path, where there are no inodes.
+    #[cfg(not(unix))]
+    Path(PathBuf),
+}
+
+impl FileId {
+    #[cfg(unix)]
+    fn of(_path: &Path, meta: &Metadata) -> std::io::Result<Self> {
+        use std::os::unix::fs::MetadataExt;
+        Ok(Self::Inode(meta.dev(), meta.ino()))
+    }
+
+    #[cfg(not(unix))]
+    fn of(path: &Path, _meta: &Metadata) -> std::io::Result<Self> {
+        fs::canonicalize(path).map(Self::Path)
+    }
+}
+
+/// `text` with every control character (C0, DEL, C1), Unicode
+/// bidirectional control and backslash escaped as Rust writes them
+/// (`\u{1b}`, `\n`, `\\`), so that text from a vector file cannot move the
+/// cursor, rewrite a line or reorder what a terminal shows.
+#[must_use]
+pub fn printable(text: &str) -> Cow<'_, str> {
+    let escape = |c: char| {
+        c.is_control()
+            || c == '\\'
+            || matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if escape(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 impl Report {
-    /// Verify a file, or every `*.json` file under a folder (sorted, recursive).
+    /// Verify a file, or every `*.json` file under a folder (sorted,
+    /// recursive), each file and folder at most once per run.
     pub fn verify_path(&mut self, path: &Path) {
-        if path.is_dir() {
-            let mut entries: Vec<PathBuf> = match std::fs::read_dir(path) {
-                Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
-                Err(e) => return self.fail(path, "-", format!("cannot read folder: {e}")),
-            };
-            entries.sort();
-            for entry in entries {
-                if entry.is_dir() || entry.extension().is_some_and(|x| x == "json") {
-                    self.verify_path(&entry);
+        let meta = match fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) => return self.fail(path, "-", format!("cannot read: {e}")),
+        };
+        match FileId::of(path, &meta) {
+            Ok(id) => {
+                if !self.visited.insert(id) {
+                    return;
                 }
             }
-        } else {
-            self.verify_file(path);
+            Err(e) => return self.fail(path, "-", format!("cannot read: {e}")),
+        }
+        if !meta.is_dir() {
+            return self.verify_file(path);
+        }
+        let mut entries: Vec<PathBuf> = match fs::read_dir(path) {
+            Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
+            Err(e) => return self.fail(path, "-", format!("cannot read folder: {e}")),
+        };
+        entries.sort();
+        for entry in entries {
+            let json = entry.extension().is_some_and(|x| x == "json");
+            match fs::metadata(&entry) {
+                Ok(m) if m.is_dir() || (json && m.is_file()) => self.verify_path(&entry),
+                Ok(_) => {}
+                // A dangling link named like a vector file.
+                Err(e) if json => self.fail(&entry, "-", format!("cannot read: {e}")),
+                Err(_) => {}
+            }
         }
     }
 
@@ -201,7 +280,14 @@ impl Report {
     pub fn failure_lines(&self) -> String {
         let mut out = String::new();
         for f in &self.failures {
-            let _ = writeln!(out, "FAIL {} {}: {}", f.file.display(), f.id, f.reason);
+            let file = f.file.display().to_string();
+            let _ = writeln!(
+                out,
+                "FAIL {} {}: {}",
+                printable(&file),
+                printable(&f.id),
+                printable(&f.reason)
+            );
         }
         out
     }

@@ -3,12 +3,14 @@
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use getrandom::SysRng;
 use kemsphinx::geometry::{ENCRYPTED_REPLY_LEN, HOPS, PACKET_LEN, PAYLOAD_LEN, SURB_ID_LEN};
 use kemsphinx::{
-    Command, Hop, PublicKey, SurbId, SurbKeys, create_packet, create_surb, encrypted_reply_mut,
+    Command, Hop, NodeId, PublicKey, SurbId, SurbKeys, create_packet, create_surb,
+    encrypted_reply_mut,
 };
 use rand_core::{Rng, UnwrapErr};
 
@@ -27,15 +29,10 @@ struct Pending {
 
 /// Send `cfg.packets` requests, at most `cfg.window` outstanding, until all
 /// are answered or lost, or `cfg.timeout` has passed.
-pub fn run(
-    socket: &UdpSocket,
-    dir: &Directory,
-    publics: &[&PublicKey],
-    cfg: &Config,
-) -> ClientStats {
+pub fn run(socket: &UdpSocket, dir: &Directory, cfg: &Config) -> ClientStats {
     let mut rng = UnwrapErr(SysRng);
     let deadline = Instant::now() + cfg.timeout;
-    let entry = dir.nodes[0].1;
+    let entry = dir.nodes[0].addr;
     let mut stats = ClientStats::default();
     let mut pending: HashMap<SurbId, Pending> = HashMap::new();
     let mut captured: Option<Packet> = None;
@@ -44,11 +41,12 @@ pub fn run(
     socket
         .set_read_timeout(Some(Duration::from_millis(10)))
         .expect("nonzero timeout");
+    stats.attacked = attack_first(socket, dir, cfg, &mut rng);
     while Instant::now() < deadline && (stats.sent < cfg.packets || !pending.is_empty()) {
         // The first request travels alone, so the attacks can follow it.
         let window = if attacked { cfg.window } else { 1 };
         while stats.sent < cfg.packets && pending.len() < window {
-            let (id, p, packet) = request(&mut rng, dir, publics, cfg);
+            let (id, p, packet) = request(&mut rng, dir, cfg);
             if !attacked && captured.is_none() {
                 send_forged_copy(socket, entry, &packet, &mut stats);
                 captured = Some(packet.clone());
@@ -73,14 +71,16 @@ pub fn run(
 }
 
 /// One request: a SURB back to the client, framed into the payload with a
-/// random message, in a packet for the service. Delays are random in
-/// `0..=cfg.max_delay_ms` on every hop but the last.
+/// random message, in a packet for the service, both built with the keys
+/// the directory lists now. Delays are random in `0..=cfg.max_delay_ms` on
+/// every hop but the last.
 fn request(
     rng: &mut UnwrapErr<SysRng>,
     dir: &Directory,
-    publics: &[&PublicKey],
     cfg: &Config,
 ) -> (SurbId, Pending, Packet) {
+    let keys: Vec<PublicKey> = (0..HOPS).map(|i| dir.public_key(i)).collect();
+    let publics: Vec<&PublicKey> = keys.iter().collect();
     let mut id = SurbId::default();
     rng.fill_bytes(&mut id.0);
     let mut delay = || Command::NodeDelay(rng.next_u32() % (cfg.max_delay_ms + 1));
@@ -93,7 +93,7 @@ fn request(
     let floor = floor.sum();
 
     let to_client = [Command::Recipient(dir.client.0), Command::SurbReply(id)];
-    let reply_path = path(dir, publics, [3, 2, 1, 0], &back, &to_client);
+    let reply_path = path(dir, &publics, [3, 2, 1, 0], &back, &to_client);
     let (surb, keys) = create_surb(rng, &reply_path).expect("valid reply path");
 
     let mut payload = Box::new([0u8; PAYLOAD_LEN]);
@@ -101,7 +101,7 @@ fn request(
     payload[2..MESSAGE_OFFSET].copy_from_slice(surb.as_bytes());
     rng.fill_bytes(&mut payload[MESSAGE_OFFSET..]);
     let to_service = [Command::Recipient(dir.service)];
-    let forward_path = path(dir, publics, [0, 1, 2, 3], &there, &to_service);
+    let forward_path = path(dir, &publics, [0, 1, 2, 3], &there, &to_service);
     let mut packet = Box::new([0u8; PACKET_LEN]);
     create_packet(rng, &forward_path, &payload, &mut packet).expect("valid forward path");
     let expected = answer(&payload[MESSAGE_OFFSET..]);
@@ -126,7 +126,7 @@ fn path<'a>(
     terminal: &'a [Command],
 ) -> [Hop<'a>; HOPS] {
     std::array::from_fn(|i| Hop {
-        id: dir.nodes[order[i]].0,
+        id: dir.nodes[order[i]].id,
         public_key: publics[order[i]],
         commands: if i + 1 < HOPS { &delays[i] } else { terminal },
     })
@@ -147,8 +147,8 @@ fn on_reply(datagram: &mut [u8], pending: &mut HashMap<SurbId, Pending>, stats: 
             let rtt = p.sent.elapsed();
             stats.replies_ok += 1;
             stats.too_fast += u64::from(rtt < p.floor);
-            stats.round_trip.push(rtt);
-            stats.delay_floor.push(p.floor);
+            stats.round_trip.record(rtt);
+            stats.delay_floor.record(p.floor);
         }
         _ => stats.replies_bad += 1,
     }
@@ -191,4 +191,54 @@ fn inject(
         let _ = socket.send_to(&datagram, to);
         stats.injected.1 += 1;
     }
+}
+
+/// Before any request: `cfg.flood` 1-byte datagrams, then `cfg.forged`
+/// packets that pass node 0's MAC (built with the key the directory lists
+/// for it at the time) but name an unknown next hop. Sent in small
+/// batches, each once node 0 has received the last (a loopback socket
+/// buffers only a few datagrams; the rest would be lost). Returns what was
+/// sent: (1-byte, forged).
+fn attack_first(
+    socket: &UdpSocket,
+    dir: &Directory,
+    cfg: &Config,
+    rng: &mut UnwrapErr<SysRng>,
+) -> (u64, u64) {
+    let entry = dir.nodes[0].addr;
+    let seen = &dir.nodes[0].progress;
+    let mut sent = seen.load(Ordering::Relaxed);
+    let mut paced = |batch: u64, send: &mut dyn FnMut()| {
+        for _ in 0..batch {
+            send();
+        }
+        sent += batch;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while seen.load(Ordering::Relaxed) < sent && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    };
+    for done in (0..cfg.flood).step_by(64) {
+        paced((cfg.flood - done).min(64), &mut || {
+            let _ = socket.send_to(&[0], entry);
+        });
+    }
+    let unknown = NodeId([0xee; 32]);
+    let delay = [Command::NodeDelay(0)];
+    let terminal = [Command::Recipient(dir.service)];
+    let others: Vec<PublicKey> = (1..HOPS).map(|i| dir.public_key(i)).collect();
+    let mut packet = Box::new([0u8; PACKET_LEN]);
+    for done in (0..cfg.forged).step_by(4) {
+        paced((cfg.forged - done).min(4), &mut || {
+            let target = dir.public_key(0);
+            let forged_path: [Hop<'_>; HOPS] = std::array::from_fn(|i| Hop {
+                id: if i == 0 { dir.nodes[0].id } else { unknown },
+                public_key: if i == 0 { &target } else { &others[i - 1] },
+                commands: if i + 1 < HOPS { &delay } else { &terminal },
+            });
+            create_packet(rng, &forged_path, &[0; PAYLOAD_LEN], &mut packet).expect("valid path");
+            let _ = socket.send_to(&packet[..], entry);
+        });
+    }
+    (cfg.flood, cfg.forged)
 }

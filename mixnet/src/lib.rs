@@ -1,48 +1,51 @@
-//! A four-node mix network on loopback, for `examples/mix_node.rs` and its
-//! test (`tests/mix_node.rs` includes this folder with `#[path]`; it is not
-//! part of the library).
+//! A four-node mix network on loopback, shared by `examples/mix_node.rs`
+//! and `tests/mix_node.rs` (a workspace crate that is never published; it
+//! is not part of the library).
 //!
 //! ```text
 //! client ──► n0 ──► n1 ──► n2 ──► n3 (service)      request with a SURB
 //! client ◄── n0 ◄── n1 ◄── n2 ◄── n3                reply on the SURB
 //! ```
 //!
-//! Each node is a thread with its own key, a UDP socket on 127.0.0.1 and a
-//! replay filter ([`replay`]). See [`node`] for what a node does with a
-//! datagram and [`client`] for the other end.
+//! Each node is a thread with a UDP socket on 127.0.0.1 and a series of
+//! key epochs ([`epoch`]): a mix key and its replay filter ([`replay`]),
+//! replaced together, published in the [`Directory`]. See [`node`] for what
+//! a node does with a datagram, [`client`] for the other end, [`log`] for
+//! how a node reports without ever waiting and [`stats`] for what it counts.
 
 // Example code indexes and unwraps freely; the library denies all of this.
-// Items are `pub` for the binaries that include this folder (the example
-// and its test), each of which uses a different part of it.
 #![allow(
-    unreachable_pub,
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,
     clippy::panic,
-    clippy::cast_possible_truncation,
-    dead_code
+    clippy::cast_possible_truncation
 )]
 
 pub mod client;
+pub mod epoch;
+pub mod log;
 pub mod node;
 pub mod replay;
 pub mod stats;
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use getrandom::SysRng;
 use kemsphinx::geometry::{HOPS, PAYLOAD_LEN, SURB_LEN};
 use kemsphinx::{NodeId, PrivateKey, PublicKey, RecipientId};
 use rand_core::{Rng, UnwrapErr};
 
-use node::Node;
-use replay::ReplayFilter;
-use stats::{ClientStats, NodeStats};
+use crate::epoch::{EpochPolicy, Epochs};
+use crate::log::Log;
+use crate::node::Node;
+use crate::replay::ReplayFilter;
+use crate::stats::{ClientStats, NodeStats};
 
 /// The upper layer's payload framing (as in `examples/roundtrip.rs`):
 /// flags ‖ reserved ‖ SURB ‖ message.
@@ -68,8 +71,21 @@ pub struct Config {
     pub replay_capacity: usize,
     /// Replay filter false-positive rate at capacity.
     pub replay_fp_rate: f64,
+    /// A node starts a new key epoch after this many packets (at most
+    /// `replay_capacity`, to which larger values are cut; the rest of the
+    /// capacity is room for packets still arriving for the previous key).
+    pub rotate_after: usize,
+    /// ... or at the latest after this long.
+    pub epoch: Duration,
+    /// How long a node still unwraps packets for its previous key.
+    pub grace: Duration,
     /// Also send node 0 a replay and five malformed datagrams.
     pub attacks: bool,
+    /// Before the requests, send node 0 this many 1-byte datagrams.
+    pub flood: u64,
+    /// Before the requests, send node 0 this many packets that pass its
+    /// MAC but name an unknown next hop (each costs a filter insert).
+    pub forged: u64,
 }
 
 impl Default for Config {
@@ -82,15 +98,46 @@ impl Default for Config {
             request_timeout: Duration::from_secs(5),
             replay_capacity: 100_000,
             replay_fp_rate: 1e-6,
+            rotate_after: 90_000,
+            epoch: Duration::from_secs(600),
+            grace: Duration::from_secs(30),
             attacks: true,
+            flood: 0,
+            forged: 0,
         }
     }
 }
 
-/// Who is where. A real network learns this from its PKI.
+impl Config {
+    /// The nodes' epoch policy.
+    pub fn epoch_policy(&self) -> EpochPolicy {
+        EpochPolicy {
+            capacity: self.replay_capacity,
+            fp_rate: self.replay_fp_rate,
+            rotate_after: self.rotate_after.min(self.replay_capacity),
+            length: self.epoch,
+            grace: self.grace,
+        }
+    }
+}
+
+/// One node as the directory knows it.
+pub struct NodeEntry {
+    /// The node's id.
+    pub id: NodeId,
+    /// Its address.
+    pub addr: SocketAddr,
+    /// Its current epoch and public key.
+    key: Mutex<(u64, PublicKey)>,
+    /// Datagrams it has received so far (the client paces its attacks on
+    /// node 0 by this, so the kernel does not drop them).
+    pub progress: AtomicU64,
+}
+
+/// Who is where, with which key. A real network learns this from its PKI.
 pub struct Directory {
-    /// Node ids and addresses, n0 first.
-    pub nodes: Vec<(NodeId, SocketAddr)>,
+    /// The nodes, n0 first.
+    pub nodes: Vec<NodeEntry>,
     /// The client's recipient id and address.
     pub client: (RecipientId, SocketAddr),
     /// The service's recipient id (it lives at n3).
@@ -100,12 +147,32 @@ pub struct Directory {
 impl Directory {
     /// The address of a node.
     pub fn node_addr(&self, id: &NodeId) -> Option<SocketAddr> {
-        self.nodes.iter().find(|(n, _)| n == id).map(|(_, a)| *a)
+        self.nodes.iter().find(|n| n.id == *id).map(|n| n.addr)
     }
 
     /// The address of a client.
     pub fn client_addr(&self, id: &RecipientId) -> Option<SocketAddr> {
         (self.client.0 == *id).then_some(self.client.1)
+    }
+
+    /// Node `index`'s current public key.
+    pub fn public_key(&self, index: usize) -> PublicKey {
+        self.nodes[index]
+            .key
+            .lock()
+            .expect("directory lock")
+            .1
+            .clone()
+    }
+
+    /// Node `index`'s current epoch.
+    pub fn epoch(&self, index: usize) -> u64 {
+        self.nodes[index].key.lock().expect("directory lock").0
+    }
+
+    /// Node `index` publishes the key of its epoch `number`.
+    pub fn publish(&self, index: usize, number: u64, key: &PublicKey) {
+        *self.nodes[index].key.lock().expect("directory lock") = (number, key.clone());
     }
 }
 
@@ -145,36 +212,40 @@ pub fn run(cfg: &Config) -> io::Result<Report> {
         id
     };
     let mut nodes = Vec::new();
-    for s in &sockets {
-        nodes.push((NodeId(random_id()), s.local_addr()?));
+    for (s, k) in sockets.iter().zip(&keys) {
+        nodes.push(NodeEntry {
+            id: NodeId(random_id()),
+            addr: s.local_addr()?,
+            key: Mutex::new((0, k.public_key().clone())),
+            progress: AtomicU64::new(0),
+        });
     }
     let dir = Directory {
         nodes,
         client: (RecipientId(random_id()), client_socket.local_addr()?),
         service: RecipientId(random_id()),
     };
-    let filter = || ReplayFilter::new(cfg.replay_capacity, cfg.replay_fp_rate);
-    let probe = filter();
+    let probe = ReplayFilter::new(cfg.replay_capacity, cfg.replay_fp_rate);
     let stop = AtomicBool::new(false);
     let (dir_ref, stop_ref) = (&dir, &stop);
     let (nodes, client) = thread::scope(|s| {
         let handles: Vec<_> = sockets
             .into_iter()
+            .zip(keys)
             .enumerate()
-            .map(|(index, socket)| {
+            .map(|(index, (socket, key))| {
                 let service = (index == HOPS - 1).then_some(dir.service);
                 let node = Node {
                     index,
-                    key: &keys[index],
+                    epochs: Epochs::new(cfg.epoch_policy(), key, Instant::now()),
                     socket,
-                    filter: filter(),
                     service,
+                    log: Log::stderr(),
                 };
                 s.spawn(move || node.run(dir_ref, stop_ref))
             })
             .collect();
-        let publics: Vec<&PublicKey> = keys.iter().map(PrivateKey::public_key).collect();
-        let client = client::run(&client_socket, &dir, &publics, cfg);
+        let client = client::run(&client_socket, &dir, cfg);
         stop.store(true, Ordering::Relaxed);
         let nodes: Vec<NodeStats> = handles
             .into_iter()

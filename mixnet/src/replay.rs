@@ -1,14 +1,14 @@
 //! A replay filter: a Bloom filter over replay tags, one per node and key
-//! epoch.
+//! epoch ([`crate::epoch`]).
 //!
 //! Memory is fixed when the filter is made: `m` bits for a capacity of `n`
 //! tags at a target false-positive rate `p`, with `m = -n ln p / (ln 2)^2`
 //! and `k = (m / n) ln 2` bit positions per tag. A Bloom filter never
 //! forgets a tag it holds (no false negatives, so no replay gets through);
 //! a false positive drops an honest packet, at rate at most `p` while the
-//! filter holds at most `n` tags. A node starts a fresh filter when it
-//! rotates its mix key (tags from an old key's packets cannot be replayed:
-//! they no longer decrypt), so `n` is the most packets one key will see.
+//! filter holds at most `n` tags. Past `n` the rate climbs towards 1, so
+//! the filter counts every insert and its epoch stops taking packets at
+//! `n` ([`ReplayFilter::is_full`]).
 //!
 //! Bit positions come from SipHash under a random per-filter key, so nobody
 //! can craft packets whose tags land on the bits of a packet they want
@@ -25,7 +25,7 @@ pub struct ReplayFilter {
     bits: u64,
     hashes: u32,
     capacity: usize,
-    len: usize,
+    inserts: usize,
     key: RandomState,
 }
 
@@ -41,7 +41,7 @@ impl ReplayFilter {
             bits,
             hashes,
             capacity,
-            len: 0,
+            inserts: 0,
             key: RandomState::new(),
         }
     }
@@ -53,6 +53,8 @@ impl ReplayFilter {
     }
 
     /// Remember `tag`. Returns `false` if it was (probably) there already.
+    /// Every call counts towards [`len`](Self::len), whether or not it set
+    /// a new bit: the false-positive bound holds for inserts, not for bits.
     pub fn insert(&mut self, tag: &ReplayTag) -> bool {
         let mut fresh = false;
         for bit in self.positions(tag) {
@@ -60,7 +62,7 @@ impl ReplayFilter {
             fresh |= *word & (1 << (bit % 64)) == 0;
             *word |= 1 << (bit % 64);
         }
-        self.len += usize::from(fresh);
+        self.inserts += 1;
         fresh
     }
 
@@ -94,9 +96,20 @@ impl ReplayFilter {
         self.capacity
     }
 
-    /// Tags inserted so far.
+    /// Inserts so far (every call to [`insert`](Self::insert)).
     pub fn len(&self) -> usize {
-        self.len
+        self.inserts
+    }
+
+    /// Whether nothing was inserted yet.
+    pub fn is_empty(&self) -> bool {
+        self.inserts == 0
+    }
+
+    /// Whether the filter holds its capacity: one more insert would take
+    /// its false-positive rate past the target.
+    pub fn is_full(&self) -> bool {
+        self.inserts >= self.capacity
     }
 
     /// The false-positive rate once `n` tags are in:

@@ -1,26 +1,27 @@
 //! A mix network you can read in a few minutes: four mix nodes (threads
 //! with their own keys and UDP sockets on 127.0.0.1), a client that sends
 //! requests carrying SURBs, and a service at the last node that answers on
-//! them. Nodes drop replays (Bloom filter keyed by the replay tag, checked
-//! before unwrapping) and malformed packets, and hold each packet for its
+//! them. Each node's mix key and replay filter (a Bloom filter of the replay
+//! tags, checked before unwrapping) belong to a key epoch and are replaced
+//! together; nodes drop replays and malformed packets, counting each by
+//! class and logging at a bounded rate, and hold each packet for its
 //! `node_delay`. At the end: per-node counts and latency percentiles.
 //!
 //! ```text
 //! cargo run --release --example mix_node [-- REQUESTS]
 //! ```
 //!
-//! Where to look: `mixnet/node.rs` is the mix loop, `mixnet/replay.rs` the
-//! replay filter, `mixnet/client.rs` the client (and the replayed and
-//! malformed datagrams it sends node 0 to show they are dropped).
+//! Where to look (in `mixnet/src/`): `node.rs` is the mix loop, `epoch.rs`
+//! the key epochs, `replay.rs` the replay filter, `log.rs` the log,
+//! `client.rs` the client (and the replayed and malformed datagrams it
+//! sends node 0 to show they are dropped).
 
 // Example code unwraps freely; the library denies all of this.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod mixnet;
-
 use std::process::ExitCode;
 
-use mixnet::{Config, run, stats};
+use kemsphinx_mixnet::{Config, run, stats};
 
 fn main() -> ExitCode {
     let mut cfg = Config::default();

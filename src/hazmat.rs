@@ -21,7 +21,7 @@ use crate::geometry::{
 };
 use crate::header::{Areas, HopSecret, Path, PathSecrets};
 use crate::kem::{PrivateKey, PublicKey};
-use crate::{Command, Commands, ReplayTag, Surb, SurbKeys, hop, packet, surb};
+use crate::{Command, Commands, ReplayTag, Surb, SurbKeys, Unwrapped, hop, packet, surb};
 
 pub use crate::kem::{Ciphertext as KemCiphertext, DebugIntermediates, SharedSecret};
 
@@ -97,6 +97,20 @@ pub fn mac(key: &[u8; MAC_LEN], msg: &[u8]) -> [u8; MAC_LEN] {
 #[must_use]
 pub fn replay_tag_of(ciphertext: &KemCiphertext) -> ReplayTag {
     ReplayTag(hop::replay_tag(ciphertext))
+}
+
+/// [`unwrap`](crate::unwrap) with the hop's KEM shared secret given instead
+/// of decapsulated: every layer after the KEM (version, replay tag, KDF,
+/// MAC, stream, commands, shift, payload), at the speed of symmetric
+/// crypto, for fuzzing them. Same results, same unchanged buffer on error.
+///
+/// # Errors
+/// As [`unwrap`](crate::unwrap), except [`Error::Kem`].
+pub fn unwrap_with_shared_secret<'a>(
+    shared_secret: &[u8; SHARED_SECRET_LEN],
+    packet: &'a mut [u8; PACKET_LEN],
+) -> Result<Unwrapped<'a>, Error> {
+    packet::unwrap_with(packet, |_| Ok(hop::HopKeys::derive(shared_secret)))
 }
 
 /// A command's wire encoding, exactly as long as the command.

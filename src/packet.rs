@@ -181,7 +181,19 @@ pub fn unwrap<'a>(
     key: &PrivateKey,
     packet: &'a mut [u8; PACKET_LEN],
 ) -> Result<Unwrapped<'a>, Error> {
-    let (replay_tag, keys) = authenticate(key, packet)?;
+    unwrap_with(packet, |ct| {
+        key.decapsulate(ct).map(|ss| HopKeys::derive(ss.as_bytes()))
+    })
+}
+
+/// [`unwrap`] with the hop's keys from `keys_for` (the decapsulation of the
+/// KEM ciphertext, or, for fuzzing the layers after the KEM, a given
+/// shared secret).
+pub(crate) fn unwrap_with<'a>(
+    packet: &'a mut [u8; PACKET_LEN],
+    keys_for: impl FnOnce(&Ciphertext) -> Result<HopKeys, Error>,
+) -> Result<Unwrapped<'a>, Error> {
+    let (replay_tag, keys) = authenticate(packet, keys_for)?;
     let (commands, hop_block, mut stream) = read_block(&keys, packet)?;
     let action = match commands.route() {
         Route::Forward { next_hop, mac } => {
@@ -219,15 +231,14 @@ pub fn unwrap<'a>(
 /// Steps 1–4 of unwrapping, none of which touch the buffer: version,
 /// replay tag, decapsulation, key derivation and the header MAC.
 fn authenticate(
-    key: &PrivateKey,
     packet: &[u8; PACKET_LEN],
+    keys_for: impl FnOnce(&Ciphertext) -> Result<HopKeys, Error>,
 ) -> Result<(ReplayTag, HopKeys), Error> {
     if *field!(packet, at::VERSION) != VERSION {
         return Err(Error::Version);
     }
     let replay_tag = replay_tag(packet);
-    let ss = key.decapsulate(kem_ciphertext(packet))?;
-    let keys = HopKeys::derive(ss.as_bytes());
+    let keys = keys_for(kem_ciphertext(packet))?;
     if !keys.verify_mac(field!(packet, at::AUTHENTICATED), field!(packet, at::MAC)) {
         return Err(Error::Mac);
     }

@@ -230,11 +230,11 @@ impl Keys {
             return;
         };
         // The only direction-dependent tweaks: (0,1)/(0,2) and (-1,1)/(-1,2).
-        let [_, e01, e02, ..] = &self.e0;
-        let [_, l1, l2, _, l4, l5, ..] = &self.lmul;
+        let (e01, e02) = (self.e0(1), self.e0(2));
+        let (l1, l2, l4, l5) = (self.kl(1), self.kl(2), self.kl(4), self.kl(5));
         let (e0a, e0b, l_a, l_b) = match dir {
-            Dir::Encipher => (e01, e02, l1, l2),
-            Dir::Decipher => (e02, e01, l2, l1),
+            Dir::Encipher => (&e01, &e02, &l1, &l2),
+            Dir::Decipher => (&e02, &e01, &l2, &l1),
         };
 
         let mut scratch = Scratch::default();
@@ -255,8 +255,8 @@ impl Keys {
         // One 8-lane AES10 for E(-1,4)(S), E(-1,5)(S), E(-1,2)(S_y).
         let [lane, ..] = &mut st.lanes;
         let [a, b, c, ..] = &mut lane.0.0;
-        a.0 = xor(&st.s, l4);
-        b.0 = xor(&st.s, l5);
+        a.0 = xor(&st.s, &l4);
+        b.0 = xor(&st.s, &l5);
         c.0 = xor(&st.sy, l_b);
         st.rk.aes10_par(&mut lane.0);
         let [a, b, c, ..] = &lane.0.0;
@@ -282,13 +282,13 @@ impl Keys {
         st: &mut Work,
         sum: Sum,
     ) -> Blk {
-        let [_, _, _, _, e04, e05, ..] = &self.e0;
+        let (e04, e05) = (self.e0(4), self.e0(5));
         let [lane, ..] = &mut st.lanes;
         let [l0, l1, l2, ..] = &mut lane.0.0;
         l0.0 = xor(y, off_y);
         let [u, v] = uv;
-        l1.0 = xor(u.as_ref().unwrap_or(&ZERO), e04);
-        l2.0 = xor(v.as_ref().unwrap_or(&ZERO), e05);
+        l1.0 = xor(u.as_ref().unwrap_or(&ZERO), &e04);
+        l2.0 = xor(v.as_ref().unwrap_or(&ZERO), &e05);
         st.rk.aes4_par(&mut lane.0);
         let [l0, l1, l2, ..] = &lane.0.0;
         let acc = match sum {

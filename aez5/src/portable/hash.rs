@@ -11,11 +11,7 @@ impl Keys {
     /// in bits. Component `t` (1-based) of the tweak vector is hashed under
     /// `j = t + 2`: τ under 3, the nonce under 4, `ad[k]` under `5 + k`.
     pub(crate) fn hash_bits(&self, tau_bits: u128, nonce: &[u8], ad: &[&[u8]]) -> Blk {
-        let mut delta = if tau_bits == 0 {
-            self.tau0
-        } else {
-            self.hash_component(3, &tau_bits.to_be_bytes())
-        };
+        let mut delta = self.hash_component(3, &tau_bits.to_be_bytes());
         xor_in(&mut delta, &self.hash_component(4, nonce));
         for (k, a) in ad.iter().enumerate() {
             xor_in(&mut delta, &self.hash_component(k.saturating_add(5), a));
@@ -68,8 +64,7 @@ impl Keys {
     /// eight counter blocks per parallel AES10.
     #[cfg(feature = "full")]
     pub(crate) fn prf_xor(&self, delta: &Blk, out: &mut [u8]) {
-        let [_, _, _, l3, ..] = &self.lmul;
-        let base = xor(delta, l3);
+        let base = xor(delta, &self.kl(3));
         let mut ctr: u128 = 0;
         let mut par = Zeroizing::new((Bcast::new(self), Lanes::default()));
         let (rk, lanes) = &mut *par;

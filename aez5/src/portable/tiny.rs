@@ -28,8 +28,7 @@ impl Keys {
     /// own inverse. `c` is the whole (< 128-bit) string, left-aligned.
     #[inline]
     fn tiny_flip(&self, delta: u128, c: u128) -> u128 {
-        let [_, _, _, e03, ..] = &self.e0;
-        c ^ (self.e4u(e03, delta ^ (c | MSB)) & MSB)
+        c ^ (self.e4u(&self.e0(3), delta ^ (c | MSB)) & MSB)
     }
 
     /// Encipher or decipher `buf` (1–31 bytes) in place with AEZ-tiny.
@@ -46,14 +45,11 @@ impl Keys {
 
         // Round count k and the round function's tweak (lines 212–213):
         // E(0,6) for 16–31 bytes, E(0,7) (with more rounds) below that.
-        let (rounds, off) = {
-            let [_, _, _, _, _, _, e06, e07] = &self.e0;
-            match mu {
-                8 => (24u32, e07),
-                16 => (16, e07),
-                _ if mu < 128 => (10, e07),
-                _ => (8, e06),
-            }
+        let (rounds, off) = match mu {
+            8 => (24u32, self.e0(7)),
+            16 => (16, self.e0(7)),
+            _ if mu < 128 => (10, self.e0(7)),
+            _ => (8, self.e0(6)),
         };
 
         let mut bytes = [[0u8; 16]; 2];
@@ -74,7 +70,7 @@ impl Keys {
         let pad = 1u128 << (127 - n);
         let mut round = |j: u32| {
             // R' ← L ⊕ E(0,6|7)(Δ ⊕ R10* ⊕ [j]₁₂₈)[1..n]; L ← R; R ← R'.
-            let f = self.e4u(off, d ^ r ^ pad ^ u128::from(j)) & mask;
+            let f = self.e4u(&off, d ^ r ^ pad ^ u128::from(j)) & mask;
             let r_new = l ^ f;
             l = r;
             r = r_new;

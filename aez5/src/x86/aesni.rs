@@ -92,16 +92,18 @@ fn aes10<const N: usize>(rk: &Rk, x: &mut [__m128i; N]) {
     }
 }
 
-/// `Δ = AEZ-hash(K, T)`: for a nonce alone, `E(3,1)([0]₁₂₈) ⊕ E(4,1)(N)`.
+/// `Δ = AEZ-hash(K, T)`: for a nonce alone, `E(3,1)([0]₁₂₈) ⊕ E(4,1)(N)`
+/// (two AES4 side by side).
 #[target_feature(enable = "aes")]
 #[inline]
 pub(super) fn delta(rk: &Rk, k: &Keys, tweak: Tweak<'_>) -> __m128i {
     match tweak {
         Tweak::Nonce(n) => {
-            let mut x = [xor(load(n), load(&k.nonce_off))];
-            aes4(rk, &mut x, &[load(&k.tau0)]);
-            let [d] = x;
-            d
+            let z = _mm_setzero_si128();
+            let mut x = [xor(load(n), load(&k.nonce_off)), load(&k.tau_off)];
+            aes4(rk, &mut x, &[z, z]);
+            let [e4, e3] = x;
+            xor(e4, e3)
         }
         Tweak::Delta(d) => load(d),
     }
@@ -291,13 +293,12 @@ fn pass2_all(rk: &Rk, k: &Keys, gs: &mut Groups<'_, '_>, s: __m128i) -> __m128i 
 #[target_feature(enable = "aes")]
 #[inline]
 fn uv_xy(rk: &Rk, k: &Keys, uv: &[Option<Blk>; 2], y: __m128i, off_y: &Blk) -> (__m128i, __m128i) {
-    let [_, _, _, _, e04, e05, ..] = &k.e0;
     let [u, v] = uv;
     let z = _mm_setzero_si128();
     let mut x = [
         xor(y, load(off_y)),
-        xor(load(u.as_ref().unwrap_or(&ZERO)), load(e04)),
-        xor(load(v.as_ref().unwrap_or(&ZERO)), load(e05)),
+        xor(load(u.as_ref().unwrap_or(&ZERO)), load(&k.e0(4))),
+        xor(load(v.as_ref().unwrap_or(&ZERO)), load(&k.e0(5))),
     ];
     aes4(rk, &mut x, &[z; 3]);
     let [ey, eu, ev] = x;
@@ -315,16 +316,14 @@ fn uv_xy(rk: &Rk, k: &Keys, uv: &[Option<Blk>; 2], y: __m128i, off_y: &Blk) -> (
 /// Deciphering swaps `(0,1) ↔ (0,2)` and `(-1,1) ↔ (-1,2)`.
 #[target_feature(enable = "aes")]
 pub(super) fn before(rk: &Rk, k: &Keys, delta: __m128i, p: &Ends<'_>, x: __m128i, dir: Dir) -> Mid {
-    let [_, e01, e02, ..] = &k.e0;
-    let [_, l1, l2, ..] = &k.lmul;
     let (e0a, l_a) = match dir {
-        Dir::Encipher => (e01, l1),
-        Dir::Decipher => (e02, l2),
+        Dir::Encipher => (k.e0(1), k.kl(1)),
+        Dir::Decipher => (k.e0(2), k.kl(2)),
     };
     let my = load(p.y);
-    let (ey, uv) = uv_xy(rk, k, &p.uv.blocks(), my, e0a);
+    let (ey, uv) = uv_xy(rk, k, &p.uv.blocks(), my, &e0a);
     let sx = xor(xor(load(p.x), delta), xor(xor(x, uv), ey));
-    let mut t = [xor(sx, load(l_a))];
+    let mut t = [xor(sx, load(&l_a))];
     aes10(rk, &mut t);
     let [e] = t;
     let sy = xor(my, e);
@@ -348,16 +347,14 @@ pub(super) fn after(
     y: __m128i,
     dir: Dir,
 ) {
-    let [_, e01, e02, ..] = &k.e0;
-    let [_, l1, l2, _, l4, l5, ..] = &k.lmul;
     let (e0b, l_b) = match dir {
-        Dir::Encipher => (e02, l2),
-        Dir::Decipher => (e01, l1),
+        Dir::Encipher => (k.e0(2), k.kl(2)),
+        Dir::Decipher => (k.e0(1), k.kl(1)),
     };
     let mut t = [
-        xor(mid.s, load(l4)),
-        xor(mid.s, load(l5)),
-        xor(mid.sy, load(l_b)),
+        xor(mid.s, load(&k.kl(4))),
+        xor(mid.s, load(&k.kl(5))),
+        xor(mid.sy, load(&l_b)),
     ];
     aes10(rk, &mut t);
     let [eu, ev, ey] = t;
@@ -368,7 +365,7 @@ pub(super) fn after(
     p.uv.mask(mu, mv);
     let cy = xor(mid.sx, ey);
     store(p.y, cy);
-    let (ey, uv) = uv_xy(rk, k, &p.uv.blocks(), cy, e0b);
+    let (ey, uv) = uv_xy(rk, k, &p.uv.blocks(), cy, &e0b);
     store(p.x, xor(xor(mid.sy, delta), xor(xor(y, uv), ey)));
 }
 

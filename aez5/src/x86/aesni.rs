@@ -252,11 +252,16 @@ fn pass1_all(rk: &Rk, k: &Keys, gs: &mut Groups<'_, '_>) -> __m128i {
         let base = xor(rk.j, ip.next());
         ll.map(|l| xor(base, l))
     };
+    // Each group's offsets are computed one group ahead, off the critical
+    // path.
+    let mut off = offsets(&mut ip);
     for g in gs.full.iter_mut() {
-        pass1(rk, &offsets(&mut ip), g, &mut acc);
+        let next = offsets(&mut ip);
+        pass1(rk, &off, g, &mut acc);
+        off = next;
     }
     if !gs.rest.is_empty() {
-        pass1(rk, &offsets(&mut ip), gs.tail, &mut tacc);
+        pass1(rk, &off, gs.tail, &mut tacc);
     }
     fold(&acc, &tacc, gs.rest.len())
 }
@@ -275,13 +280,14 @@ fn pass2_all(rk: &Rk, k: &Keys, gs: &mut Groups<'_, '_>, s: __m128i) -> __m128i 
         let off1 = ll.map(|l| xor(base, l));
         (off1, off1.map(|o| xor(o, d2)))
     };
+    let mut off = offsets(&mut ip);
     for g in gs.full.iter_mut() {
-        let (off1, off2) = offsets(&mut ip);
-        pass2(rk, &off1, &off2, g, &mut acc);
+        let next = offsets(&mut ip);
+        pass2(rk, &off.0, &off.1, g, &mut acc);
+        off = next;
     }
     if !gs.rest.is_empty() {
-        let (off1, off2) = offsets(&mut ip);
-        pass2(rk, &off1, &off2, gs.tail, &mut tacc);
+        pass2(rk, &off.0, &off.1, gs.tail, &mut tacc);
     }
     fold(&acc, &tacc, gs.rest.len())
 }

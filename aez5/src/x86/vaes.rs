@@ -231,11 +231,15 @@ fn pass1_all(rk: &Rk2, rk1: &Rk, k: &Keys, s: &mut Steps<'_, '_>) -> __m128i {
     let mut ip = Ipow(u128::from_be_bytes(k.i2));
     let z = _mm256_setzero_si256();
     let (mut acc, mut tacc) = ([z; Q], [z; Q]);
+    // Each step's offsets are computed one step ahead, off the critical path.
+    let mut off = ip.offsets(rk1.j, &ll);
     for st in s.full.iter_mut() {
-        pass1(rk, &ip.offsets(rk1.j, &ll), st, &mut acc);
+        let next = ip.offsets(rk1.j, &ll);
+        pass1(rk, &off, st, &mut acc);
+        off = next;
     }
     if !s.rest.is_empty() {
-        pass1(rk, &ip.offsets(rk1.j, &ll), s.tail, &mut tacc);
+        pass1(rk, &off, s.tail, &mut tacc);
     }
     fold(&acc, &tacc, s.rest.len())
 }
@@ -249,13 +253,14 @@ fn pass2_all(rk: &Rk2, rk1: &Rk, k: &Keys, s: &mut Steps<'_, '_>, sv: __m128i) -
     let (mut acc, mut tacc) = ([z; Q], [z; Q]);
     // E(2,i)'s offset is E(1,i)'s with 2·J for J; S is added in too.
     let d2 = both(_mm_xor_si128(sv, _mm_xor_si128(rk1.j, load(&k.j2))));
+    let mut off = ip.offsets(rk1.j, &ll);
     for st in s.full.iter_mut() {
-        let off1 = ip.offsets(rk1.j, &ll);
-        pass2(rk, &off1, &off1.map(|o| xor(o, d2)), st, &mut acc);
+        let next = ip.offsets(rk1.j, &ll);
+        pass2(rk, &off, &off.map(|o| xor(o, d2)), st, &mut acc);
+        off = next;
     }
     if !s.rest.is_empty() {
-        let off1 = ip.offsets(rk1.j, &ll);
-        pass2(rk, &off1, &off1.map(|o| xor(o, d2)), s.tail, &mut tacc);
+        pass2(rk, &off, &off.map(|o| xor(o, d2)), s.tail, &mut tacc);
     }
     fold(&acc, &tacc, s.rest.len())
 }

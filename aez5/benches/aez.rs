@@ -21,10 +21,11 @@ fn main() {
 const LEN: usize = 10_188;
 
 /// The implementations, by name (divan's arguments).
-const IMPLS: &[&str] = &["vaes", "aes-ni", "portable"];
+const IMPLS: &[&str] = &["vaes512", "vaes", "aes-ni", "portable"];
 
 fn backend(name: &str) -> Backend {
     match name {
+        "vaes512" => Backend::Vaes512,
         "vaes" => Backend::Vaes,
         "aes-ni" => Backend::AesNi,
         _ => Backend::Portable,

@@ -62,9 +62,12 @@ pub enum Backend {
     /// AES-NI with the whole state in registers, eight blocks in flight
     /// (x86-64 with AES-NI).
     AesNi,
-    /// VAES on 256-bit registers, sixteen blocks in flight (x86-64 with
+    /// VAES on 256-bit registers, two blocks per instruction (x86-64 with
     /// VAES and AVX2, e.g. AMD Zen 3 and later, Intel Ice Lake and later).
     Vaes,
+    /// VAES on 512-bit registers, four blocks per instruction (x86-64 with
+    /// VAES and AVX-512F, e.g. Intel Xeon since Ice Lake, AMD Zen 4).
+    Vaes512,
 }
 
 /// Which code runs AEZ-core for one [`Aez`]; fixed when it is created.

@@ -30,10 +30,15 @@ fn lengths() -> impl Iterator<Item = usize> {
 }
 
 fn implementations(key: &[u8; 48]) -> Vec<Aez> {
-    [Backend::Portable, Backend::AesNi, Backend::Vaes]
-        .into_iter()
-        .filter_map(|b| Aez::with_backend(key, b))
-        .collect()
+    [
+        Backend::Portable,
+        Backend::AesNi,
+        Backend::Vaes,
+        Backend::Vaes512,
+    ]
+    .into_iter()
+    .filter_map(|b| Aez::with_backend(key, b))
+    .collect()
 }
 
 #[test]

@@ -152,7 +152,12 @@ fn decipher_default_fixed_vs_random() {
 #[ignore = "timing: 10^6 AEZ calls per implementation"]
 fn encipher_other_paths_fixed_vs_random() {
     let chosen = Aez::new(&[0; 48]).backend();
-    for backend in [Backend::Vaes, Backend::AesNi, Backend::Portable] {
+    for backend in [
+        Backend::Vaes512,
+        Backend::Vaes,
+        Backend::AesNi,
+        Backend::Portable,
+    ] {
         let Some(aez) = Aez::with_backend(&[0x42; 48], backend).filter(|_| backend != chosen)
         else {
             continue;

@@ -23,10 +23,15 @@ const MAX: usize = 16_150;
 
 /// Every implementation this CPU and build have, portable first.
 fn all(key: &[u8; 48]) -> Vec<Aez> {
-    [Backend::Portable, Backend::AesNi, Backend::Vaes]
-        .into_iter()
-        .filter_map(|b| Aez::with_backend(key, b))
-        .collect()
+    [
+        Backend::Portable,
+        Backend::AesNi,
+        Backend::Vaes,
+        Backend::Vaes512,
+    ]
+    .into_iter()
+    .filter_map(|b| Aez::with_backend(key, b))
+    .collect()
 }
 
 /// `len` bytes from a seed (xorshift), so that long inputs cost proptest

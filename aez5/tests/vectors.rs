@@ -37,7 +37,12 @@ fn num(case: &Value, field: &str) -> u64 {
 
 /// Every implementation this CPU and build support.
 fn backends() -> Vec<Backend> {
-    let all = [Backend::Portable, Backend::AesNi, Backend::Vaes];
+    let all = [
+        Backend::Portable,
+        Backend::AesNi,
+        Backend::Vaes,
+        Backend::Vaes512,
+    ];
     let have: Vec<Backend> = all
         .into_iter()
         .filter(|b| Aez::with_backend(&[0; 48], *b).is_some())
@@ -198,9 +203,14 @@ fn default_backend() {
         assert!(Aez::with_backend(&[1; 48], Backend::AesNi).is_none());
         assert!(Aez::with_backend(&[1; 48], Backend::Vaes).is_none());
     } else {
-        let best = [Backend::Vaes, Backend::AesNi, Backend::Portable]
-            .into_iter()
-            .find(|b| Aez::with_backend(&[1; 48], *b).is_some());
+        let best = [
+            Backend::Vaes512,
+            Backend::Vaes,
+            Backend::AesNi,
+            Backend::Portable,
+        ]
+        .into_iter()
+        .find(|b| Aez::with_backend(&[1; 48], *b).is_some());
         assert_eq!(Some(chosen), best);
     }
     if cfg!(aes_backend = "soft") {

@@ -34,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
         crypt(&portable, &nonce, m, false),
     );
     let e0 = encrypt(&portable, &nonce, ad, tau, m);
-    for backend in [Backend::AesNi, Backend::Vaes] {
+    for backend in [Backend::AesNi, Backend::Vaes, Backend::Vaes512] {
         let Some(aez) = Aez::with_backend(&key, backend) else {
             continue;
         };

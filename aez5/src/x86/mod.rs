@@ -1,27 +1,30 @@
 //! The fast paths: AEZ-core with its whole state in registers, on AES-NI
-//! ([`aesni`], eight blocks in flight) or VAES ([`vaes`], 256-bit
-//! registers), chosen once per process from CPUID. AEZ-tiny, AEZ-hash of
-//! associated data and AEZ-prf stay on the portable code (they are not on
-//! the hot path); the hash of a 16-byte nonce and the AES4/AES10 calls
-//! around AEZ-core's two passes run here.
+//! ([`aesni`], eight blocks in flight), 256-bit VAES ([`vaes`], two blocks
+//! per instruction) or 512-bit VAES ([`vaes512`], four), chosen once per
+//! process from CPUID. AEZ-tiny, AEZ-hash of associated data and AEZ-prf
+//! stay on the portable code (they are not on the hot path); the hash of a
+//! 16-byte nonce and the AES4/AES10 calls around AEZ-core's two passes run
+//! here, on AES-NI.
 //!
 //! No table lookups and no branches on data: `aesenc` is constant time, the
 //! loops and the handling of a final partial group depend only on the
 //! length.
 //!
-//! This module holds the crate's only `unsafe` code, in five small blocks:
-//! the 128- and 256-bit unaligned loads and stores (from and to references
-//! of exactly the right size), and [`Fast::crypt`], the one place that
-//! calls into `#[target_feature]` code. A [`Fast`] value can only be made
-//! by [`Fast::detect`] or [`Fast::select`], after the CPU reported the
-//! features its variant needs, so the call is sound.
+//! This module holds the crate's only `unsafe` code, in small blocks: the
+//! 128-, 256- and 512-bit unaligned loads and stores (from and to
+//! references of exactly the right size), one CPUID read, and
+//! [`Fast::crypt`], the one place that calls into `#[target_feature]` code.
+//! A [`Fast`] value can only be made by [`Fast::detect`] or
+//! [`Fast::select`], after the CPU reported the features its variant
+//! needs, so that call is sound.
 
 mod aesni;
 mod vaes;
+mod vaes512;
 
 use core::arch::x86_64::{
-    __cpuid_count, __m128i, __m256i, _mm_loadu_si128, _mm_storeu_si128, _mm256_loadu_si256,
-    _mm256_storeu_si256,
+    __cpuid_count, __m128i, __m256i, __m512i, _mm_loadu_si128, _mm_storeu_si128,
+    _mm256_loadu_si256, _mm256_storeu_si256, _mm512_loadu_si512, _mm512_storeu_si512,
 };
 use core::sync::atomic::{AtomicU8, Ordering};
 
@@ -36,12 +39,15 @@ cpufeatures::new!(cpuid_aes, "aes");
 // CPUs with VAES but no AVX-512 (AMD Zen 3) do not have; VAES itself is
 // read from CPUID below.
 cpufeatures::new!(cpuid_avx2, "avx2");
+// AVX-512F and VAES, with the OS saving the zmm state.
+cpufeatures::new!(cpuid_vaes512, "avx512f", "vaes");
 
 /// Detected capabilities, cached: `KNOWN` once detection has run.
 static CAPS: AtomicU8 = AtomicU8::new(0);
 const KNOWN: u8 = 1;
 const AESNI: u8 = 2;
 const VAES: u8 = 4;
+const VAES512: u8 = 8;
 
 /// The capabilities of this CPU (CPUID is slow, and traps in a VM: it runs
 /// once per process).
@@ -55,6 +61,9 @@ fn caps() -> u8 {
         caps |= AESNI;
         if cpuid_avx2::get() && vaes_bit() {
             caps |= VAES;
+            if cpuid_vaes512::get() {
+                caps |= VAES512;
+            }
         }
     }
     CAPS.store(caps, Ordering::Relaxed);
@@ -79,13 +88,17 @@ pub(crate) struct Fast(Kind);
 enum Kind {
     AesNi,
     Vaes,
+    Vaes512,
 }
 
 impl Fast {
-    /// The best fast path for this CPU: VAES, else AES-NI, else none.
+    /// The best fast path for this CPU: 512-bit VAES, else 256-bit VAES,
+    /// else AES-NI, else none.
     pub(crate) fn detect() -> Option<Self> {
         let caps = caps();
-        if caps & VAES != 0 {
+        if caps & VAES512 != 0 {
+            Some(Self(Kind::Vaes512))
+        } else if caps & VAES != 0 {
             Some(Self(Kind::Vaes))
         } else if caps & AESNI != 0 {
             Some(Self(Kind::AesNi))
@@ -100,6 +113,7 @@ impl Fast {
         match backend {
             Backend::AesNi if caps & AESNI != 0 => Some(Self(Kind::AesNi)),
             Backend::Vaes if caps & VAES != 0 => Some(Self(Kind::Vaes)),
+            Backend::Vaes512 if caps & VAES512 != 0 => Some(Self(Kind::Vaes512)),
             _ => None,
         }
     }
@@ -108,6 +122,7 @@ impl Fast {
         match self.0 {
             Kind::AesNi => Backend::AesNi,
             Kind::Vaes => Backend::Vaes,
+            Kind::Vaes512 => Backend::Vaes512,
         }
     }
 
@@ -122,6 +137,10 @@ impl Fast {
             // AES-NI, AVX2 (with the OS saving ymm state) and VAES, the
             // features `vaes::crypt` enables.
             Kind::Vaes => unsafe { vaes::crypt(keys, tweak, buf, dir) },
+            // SAFETY: `Kind::Vaes512` is only made after CPUID reported all
+            // of the above and AVX-512F (with the OS saving zmm state), the
+            // features `vaes512::crypt` enables.
+            Kind::Vaes512 => unsafe { vaes512::crypt(keys, tweak, buf, dir) },
         }
     }
 }
@@ -162,6 +181,26 @@ fn store2(b: &mut [Blk; 2], v: __m256i) {
     unsafe { _mm256_storeu_si256(b.as_mut_ptr().cast(), v) }
 }
 
+/// Four blocks in a 512-bit register, the first in the lowest lane.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn load4(b: &[Blk; 4]) -> __m512i {
+    // SAFETY: `b` is 64 readable bytes (arrays have no padding), and the
+    // unaligned load has no alignment requirement; AVX-512F is enabled for
+    // this function.
+    unsafe { _mm512_loadu_si512(b.as_ptr().cast()) }
+}
+
+/// The inverse of [`load4`].
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn store4(b: &mut [Blk; 4], v: __m512i) {
+    // SAFETY: `b` is 64 writable bytes (arrays have no padding), and the
+    // unaligned store has no alignment requirement; AVX-512F is enabled for
+    // this function.
+    unsafe { _mm512_storeu_si512(b.as_mut_ptr().cast(), v) }
+}
+
 /// A stack buffer of blocks (a zero-padded partial group and its
 /// intermediate values, or keystream-like masks), wiped when dropped.
 struct Wiped<T: AsBlocks>(T);
@@ -190,6 +229,12 @@ impl<const N: usize> AsBlocks for [[Blk; 2]; N] {
 }
 
 impl<const N: usize> AsBlocks for [[[Blk; 2]; 2]; N] {
+    fn blocks(&mut self) -> &mut [Blk] {
+        self.as_flattened_mut().as_flattened_mut()
+    }
+}
+
+impl<const N: usize> AsBlocks for [[[Blk; 4]; 2]; N] {
     fn blocks(&mut self) -> &mut [Blk] {
         self.as_flattened_mut().as_flattened_mut()
     }

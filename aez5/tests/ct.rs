@@ -17,7 +17,10 @@
 //! nice cargo test --release -p aez5 --test ct -- --ignored --nocapture --test-threads 1
 //! ```
 //!
-//! `CT_MEASUREMENTS` overrides the count for a quick smoke run.
+//! `CT_MEASUREMENTS` overrides the count for a quick smoke run;
+//! `CT_FIXED=random` makes the fixed message a fixed random-looking one
+//! instead of all zeros (to tell the code's behaviour apart from the
+//! CPU's data-dependent power draw, which an all-zero message maximises).
 
 // Tests unwrap, index and panic freely; the library denies all of this.
 #![allow(
@@ -74,7 +77,10 @@ impl Welch {
 /// the uncropped and cropped tests.
 fn fixed_vs_random(name: &str, op: impl Fn(&mut [u8])) -> f64 {
     let mut rng = ChaCha20Rng::seed_from_u64(0xc7);
-    let fixed = vec![0u8; LEN];
+    let mut fixed = vec![0u8; LEN];
+    if std::env::var("CT_FIXED").is_ok_and(|v| v == "random") {
+        ChaCha20Rng::seed_from_u64(0xf1).fill_bytes(&mut fixed);
+    }
     let (mut buf, mut random) = (vec![0u8; LEN], vec![0u8; LEN]);
     let mut samples: Vec<(usize, u64)> = Vec::with_capacity(measurements());
     for i in 0..WARM_UP + measurements() {

@@ -10,9 +10,10 @@
 // Krovetz, Rogaway, "AEZ v5: Authenticated Encryption by Enciphering",
 // 2017): Fig. 3 (AEZ-core, AEZ-tiny), Fig. 4 (E, AEZ-hash, AEZ-prf).
 mod block;
-/// The fast paths (AES-NI, VAES): the only module with `unsafe`. Built on
-/// x86-64 unless `--cfg aes_backend="soft"` or `--cfg aez_backend="portable"`
-/// asks for the portable code; otherwise an empty stand-in.
+/// The fast paths (AES-NI, 256- and 512-bit VAES): the only module with
+/// `unsafe`. Built on x86-64 unless `--cfg aes_backend="soft"` or
+/// `--cfg aez_backend="portable"` asks for the portable code; otherwise an
+/// empty stand-in.
 #[cfg(all(
     target_arch = "x86_64",
     not(aes_backend = "soft"),

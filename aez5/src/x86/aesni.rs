@@ -2,7 +2,7 @@
 //! round keys `I`, `J`, `L` and eight pairs' blocks in registers: each
 //! AES4 is four `aesenc` in a row, eight independent ones interleaved.
 //!
-//! Also the pieces the VAES path shares: the nonce hash, and the AES4 and
+//! Also the pieces the VAES paths share: the nonce hash, and the AES4 and
 //! AES10 calls on the xy- and uv-blocks between and after the two passes.
 //!
 //! `aesenc` ends with the XOR of its round key, and AES4's last round key

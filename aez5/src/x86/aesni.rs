@@ -9,6 +9,8 @@
 //! is zero, so `AES4(x) ⊕ v` is AES4 with `v` as its last round key: every
 //! `W_i ← M_i ⊕ E(…)`-style step costs no separate XOR.
 
+#![deny(unsafe_code)] // Only `super` (loads, stores, CPUID, dispatch) has any.
+
 use core::arch::x86_64::{
     __m128i, _mm_aesenc_si128, _mm_set_epi64x, _mm_setzero_si128, _mm_xor_si128,
 };

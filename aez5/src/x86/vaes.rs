@@ -7,6 +7,8 @@
 //! `X_a X_b`, so the second pass loads them without regrouping; only its
 //! outputs are put back into pair order, `C_a C_a′ | C_b C_b′`.
 
+#![deny(unsafe_code)] // Only `super` (loads, stores, CPUID, dispatch) has any.
+
 use core::arch::x86_64::{
     __m128i, __m256i, _mm_setzero_si128, _mm_xor_si128, _mm256_aesenc_epi128,
     _mm256_broadcastsi128_si256, _mm256_castsi256_si128, _mm256_extracti128_si256,

@@ -5,6 +5,8 @@
 //! and `M_a′ M_b′ M_c′ M_d′`, stores `W_a…W_d` and `X_a…X_d` in their
 //! place, and the second pass puts its outputs back into pair order.
 
+#![deny(unsafe_code)] // Only `super` (loads, stores, CPUID, dispatch) has any.
+
 use core::arch::x86_64::{
     __m128i, __m512i, _mm_setzero_si128, _mm_xor_si128, _mm512_aesenc_epi128,
     _mm512_broadcast_i32x4, _mm512_castsi512_si128, _mm512_extracti32x4_epi32,

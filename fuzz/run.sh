@@ -16,13 +16,14 @@ cd "$(dirname "$0")"
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(unwrap_raw unwrap_mutated commands surb_reply keys aez_roundtrip)
+    targets=(unwrap_raw unwrap_mutated commands surb_reply keys aez_roundtrip aez5_paths)
 fi
 # Longest input per target: a packet and a bit (16,150), a SURB with keys
-# and a payload, a key, an AEZ key, nonce and message of up to 16,150.
+# and a payload, a key, an AEZ key, nonce and message of up to 16,150
+# (aez5_paths: plus a τ byte, an AD byte and the AD).
 declare -A max_len=(
     [unwrap_raw]=16200 [unwrap_mutated]=2048 [commands]=256
-    [surb_reply]=20000 [keys]=2048 [aez_roundtrip]=16300
+    [surb_reply]=20000 [keys]=2048 [aez_roundtrip]=16300 [aez5_paths]=16600
 )
 
 cargo +nightly fuzz build

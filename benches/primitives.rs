@@ -7,12 +7,12 @@
 mod support;
 
 use aes::Aes256;
+use aez5::Aez;
 use ctr::Ctr128BE;
 use ctr::cipher::{KeyIvInit, StreamCipher};
 use divan::counter::BytesCount;
 use divan::{Bencher, black_box};
 use hmac::{Hmac, KeyInit, Mac};
-use kemsphinx::aez::Aez;
 use kemsphinx::geometry::{
     ENCRYPTED_PAYLOAD_LEN, HEADER_LEN, KEM_CIPHERTEXT_LEN, MAC_LEN, STREAM_LEN,
 };

@@ -2,12 +2,6 @@
 #![forbid(unsafe_code)]
 #![doc = include_str!("../README.md")]
 
-// Until the AEZ crate replaces it, conformance tools reach AEZ here.
-#[cfg(feature = "hazmat")]
-#[doc(hidden)]
-pub mod aez;
-#[cfg(not(feature = "hazmat"))]
-mod aez;
 mod bytes;
 mod commands;
 mod error;

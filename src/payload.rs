@@ -10,7 +10,6 @@
 use subtle::ConstantTimeEq;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
-use crate::aez::Aez;
 use crate::bytes::{field, field_mut, split, split_mut};
 use crate::error::Error;
 use crate::geometry::layout::payload;
@@ -18,6 +17,7 @@ use crate::geometry::{
     ENCRYPTED_PAYLOAD_LEN, PAYLOAD_LEN, PAYLOAD_TAG_LEN, SPRP_IV_LEN, SPRP_KEY_BLOCK_LEN,
     SPRP_KEY_LEN,
 };
+use aez5::Aez;
 
 /// An enciphered payload: tag ‖ payload under one or more layers.
 pub(crate) type Body = [u8; ENCRYPTED_PAYLOAD_LEN];

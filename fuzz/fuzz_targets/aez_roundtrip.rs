@@ -10,7 +10,7 @@
 #![no_main]
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 
-use kemsphinx::aez::Aez;
+use aez5::Aez;
 use kemsphinx::geometry::PACKET_LEN;
 use kemsphinx_fuzz::input::Reader;
 use libfuzzer_sys::fuzz_target;

@@ -14,7 +14,7 @@
 #![no_main]
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 
-use kemsphinx::aez::Aez;
+use aez5::Aez;
 use kemsphinx::geometry::{
     ENCRYPTED_REPLY_LEN, HEADER_LEN, NODE_ID_LEN, PACKET_LEN, PAYLOAD_LEN, PAYLOAD_TAG_LEN,
     SPRP_KEY_BLOCK_LEN, SURB_KEYS_LEN, SURB_LEN,

@@ -11,7 +11,7 @@
 //! be what it was.
 
 use hmac::{Hmac, KeyInit, Mac};
-use kemsphinx::aez::Aez;
+use aez5::Aez;
 use kemsphinx::geometry::{
     COMMANDS_LEN, HEADER_LEN, KEM_CIPHERTEXT_LEN, MAC_LEN, PACKET_LEN, PAYLOAD_TAG_LEN,
     PER_HOP_ROUTING_LEN, ROUTING_INFO_LEN, STREAM_LEN, VERSION_LEN,

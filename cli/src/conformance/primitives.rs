@@ -1,6 +1,6 @@
 //! Checks for the KEM and the per-hop primitives.
 
-use kemsphinx::aez::Aez;
+use aez5::Aez;
 use kemsphinx::{PrivateKey, PublicKey, hazmat};
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 //! Cases for the KEM and the per-hop primitives: `kem`, `aez`, `kdf`,
 //! `stream`, `mac`, `replay_tag`.
 
-use kemsphinx::aez::Aez;
+use aez5::Aez;
 use kemsphinx::geometry::{
     ENCRYPTED_PAYLOAD_LEN, KEM_CIPHERTEXT_LEN, KEY_SEED_LEN, STREAM_LEN, X25519_LEN, layout,
 };

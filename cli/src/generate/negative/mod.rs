@@ -13,7 +13,7 @@
 
 mod table;
 
-use kemsphinx::aez::Aez;
+use aez5::Aez;
 use kemsphinx::geometry::layout::{kdf, packet};
 use kemsphinx::geometry::{
     HOPS, MAC_LEN, PACKET_LEN, PAYLOAD_LEN, RECIPIENT_ID_LEN, SPRP_IV_LEN, SPRP_KEY_BLOCK_LEN,

@@ -306,11 +306,11 @@ pub fn mlkem_decapsulate(
     })
 }
 
-/// Whether X25519 runs on verified assembly in this process: the feature
-/// `x25519-asm` is on, the libcrux backend is selected, the CPU has every
-/// instruction the assembly needs, and the build is not forced portable
-/// (`--cfg kemsphinx_backend="portable"`). [`Backend::Libcrux`] uses it
-/// exactly then.
+/// Whether [`Backend::Libcrux`] runs X25519 on verified assembly in this
+/// process: the features `libcrux` and `x25519-asm` are on, the CPU has
+/// every instruction the assembly needs, and the build is not forced
+/// portable (`--cfg kemsphinx_backend="portable"`). The public types use it
+/// exactly when this holds and libcrux is the selected backend.
 #[must_use]
 pub fn x25519_asm_active() -> bool {
     seam::x25519_asm_active()

@@ -142,28 +142,18 @@ pub(super) const SELECTED: &str = "rustcrypto";
 #[cfg(all(feature = "libcrux", not(feature = "rustcrypto")))]
 pub(super) const SELECTED: &str = "libcrux";
 
-/// Whether X25519 runs on verified assembly in this process (feature
-/// `x25519-asm`, the libcrux backend selected, and a CPU with the
-/// instructions).
-#[cfg(all(
-    feature = "hazmat",
-    feature = "x25519-asm",
-    feature = "libcrux",
-    not(feature = "rustcrypto")
-))]
+/// Whether the libcrux backend's X25519 runs on verified assembly in this
+/// process (feature `x25519-asm`, and a CPU with the instructions).
+#[cfg(all(feature = "hazmat", feature = "x25519-asm", feature = "libcrux"))]
 pub(super) fn x25519_asm_active() -> bool {
     asm::available()
 }
 
-/// Whether X25519 runs on verified assembly in this process: never in
-/// this build.
+/// Whether the libcrux backend's X25519 runs on verified assembly in this
+/// process: never in this build.
 #[cfg(all(
     feature = "hazmat",
-    not(all(
-        feature = "x25519-asm",
-        feature = "libcrux",
-        not(feature = "rustcrypto")
-    ))
+    not(all(feature = "x25519-asm", feature = "libcrux"))
 ))]
 pub(super) fn x25519_asm_active() -> bool {
     false

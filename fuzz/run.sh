@@ -16,14 +16,18 @@ cd "$(dirname "$0")"
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(unwrap_raw unwrap_mutated commands surb_reply keys aez_roundtrip)
+    targets=(unwrap_raw unwrap_mutated commands surb_reply keys aez_roundtrip kem_differential)
 fi
 # Longest input per target: a packet and a bit (16,150), a SURB with keys
 # and a payload, a key, an AEZ key, nonce and message of up to 16,150.
 declare -A max_len=(
     [unwrap_raw]=16200 [unwrap_mutated]=2048 [commands]=256
-    [surb_reply]=20000 [keys]=2048 [aez_roundtrip]=16300
+    [surb_reply]=20000 [keys]=2048 [aez_roundtrip]=16300 [kem_differential]=4096
 )
+# Cargo features per target: kem_differential compares every KEM backend,
+# so it is built with the RustCrypto one as well (which the others must
+# not be: with it, it is the backend they would run on).
+declare -A features=([kem_differential]=rustcrypto)
 
 cargo +nightly fuzz build
 mkdir -p work
@@ -35,7 +39,8 @@ for t in "${targets[@]}"; do
     stamp="work/$t.start"
     touch "$stamp"
     result=ok
-    cargo +nightly fuzz run "$t" "work/corpus/$t" "corpus/$t" -- \
+    cargo +nightly fuzz run ${features[$t]:+--features "${features[$t]}"} \
+        "$t" "work/corpus/$t" "corpus/$t" -- \
         -max_total_time="$seconds" -max_len="${max_len[$t]}" -timeout=60 \
         -print_final_stats=1 >"$log" 2>&1 || result=FAILED
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)

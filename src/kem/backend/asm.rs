@@ -46,7 +46,12 @@ impl<P: X25519> X25519 for Verified<P> {
 }
 
 /// Whether this process runs X25519 on the verified assembly: decided once,
-/// from the CPU's features.
+/// from the CPU's features. (Never on other architectures, where nothing
+/// but the `hazmat` hooks asks.)
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(dead_code)
+)]
 pub(in crate::kem) fn available() -> bool {
     static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *AVAILABLE.get_or_init(|| !cfg!(kemsphinx_backend = "portable") && cpu_has_features())
@@ -76,6 +81,7 @@ fn cpu_has_features() -> bool {
 
 /// No verified assembly for this architecture.
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[allow(dead_code)]
 fn cpu_has_features() -> bool {
     false
 }

@@ -1,10 +1,12 @@
 //! Every KEM backend compiled in, on the same inputs (`kem::differential`).
 //!
-//! Built with `--features rustcrypto` (as `run.sh` does) it compares three:
-//! libcrux as the library runs it (AVX2 ML-KEM, X25519 on s2n-bignum's
-//! verified assembly where the CPU has them), libcrux's portable code
-//! (portable ML-KEM, HACL*'s portable X25519), and RustCrypto `ml-kem` +
-//! `x25519-dalek`; without it, the first two.
+//! Built with `-O --features rustcrypto` (as `run.sh` does) it compares
+//! three: libcrux as the library runs it (AVX2 ML-KEM, X25519 on
+//! s2n-bignum's verified assembly where the CPU has them), libcrux's
+//! portable code (portable ML-KEM, HACL*'s portable X25519), and RustCrypto
+//! `ml-kem` + `x25519-dalek`; without the feature, the first two. (With
+//! debug assertions, cargo fuzz's default, the library keeps X25519 on the
+//! portable code, so `-O` is what brings the assembly into the comparison.)
 //!
 //! - A key from the same seed, or the same encoding, has the same private
 //!   and public encodings on every backend (and with the public API), or

@@ -308,8 +308,9 @@ pub fn mlkem_decapsulate(
 
 /// Whether [`Backend::Libcrux`] runs X25519 on verified assembly in this
 /// process: the features `libcrux` and `x25519-asm` are on, the CPU has
-/// every instruction the assembly needs, and the build is not forced
-/// portable (`--cfg kemsphinx_backend="portable"`). The public types use it
+/// every instruction the assembly needs, and the build is neither forced
+/// portable (`--cfg kemsphinx_backend="portable"`) nor built with debug
+/// assertions. The public types use it
 /// exactly when this holds and libcrux is the selected backend.
 #[must_use]
 pub fn x25519_asm_active() -> bool {

@@ -9,6 +9,11 @@
 //! without them, or on any other architecture, or when built with
 //! `--cfg kemsphinx_backend="portable"`, [`Verified`] is exactly `P`.
 //!
+//! Nor in builds with debug assertions: there graviola's feature check
+//! also reads an environment variable per feature at every call (so it
+//! allocates, on the packet path) and panics if one of them disables a
+//! feature the CPU has. Release builds have neither behaviour.
+//!
 //! s2n-bignum's X25519 is RFC 7748's function on raw secrets, like `P`:
 //! it clamps the scalar, ignores bit 255 of u and reduces a non-canonical
 //! u; graviola reports an all-zero result (a small-order point) as an
@@ -46,15 +51,18 @@ impl<P: X25519> X25519 for Verified<P> {
 }
 
 /// Whether this process runs X25519 on the verified assembly: decided once,
-/// from the CPU's features. (Never on other architectures, where nothing
-/// but the `hazmat` hooks asks.)
+/// from the CPU's features; never with debug assertions (see the module
+/// documentation) nor on other architectures, where nothing but the
+/// `hazmat` hooks asks.
 #[cfg_attr(
     not(any(target_arch = "x86_64", target_arch = "aarch64")),
     allow(dead_code)
 )]
 pub(in crate::kem) fn available() -> bool {
     static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *AVAILABLE.get_or_init(|| !cfg!(kemsphinx_backend = "portable") && cpu_has_features())
+    *AVAILABLE.get_or_init(|| {
+        !cfg!(kemsphinx_backend = "portable") && !cfg!(debug_assertions) && cpu_has_features()
+    })
 }
 
 /// Every feature graviola asserts on x86_64 (AES, PCLMULQDQ, BMI1, ADX,

@@ -1,6 +1,12 @@
 //! The primitives one unwrap is made of, each alone, so the cost of an
 //! unwrap can be compared with the sum of its parts (`cargo bench --bench
 //! primitives`). Sizes are the ones a hop processes.
+//!
+//! The KEM benches run on every backend compiled in (`kem::differential`):
+//! `libcrux` (as the library runs it: AVX2 ML-KEM, X25519 on verified
+//! assembly where the CPU has them), `libcrux-portable`, and, built with
+//! `--features rustcrypto`, `rustcrypto` (which is then also the backend
+//! behind `hybrid_decapsulate` and the packet benches).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
@@ -16,6 +22,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use kemsphinx::geometry::{
     ENCRYPTED_PAYLOAD_LEN, HEADER_LEN, KEM_CIPHERTEXT_LEN, MAC_LEN, STREAM_LEN,
 };
+use kemsphinx::hazmat::kem_backends::{self as differential, Backend, BackendPrivateKey};
 use kemsphinx::{PrivateKey, hazmat};
 use sha2::Sha256;
 
@@ -48,20 +55,29 @@ fn mlkem768_encapsulate(b: Bencher) {
     b.bench_local(|| portable::encapsulate(kp.public_key(), black_box([9; 32])));
 }
 
-/// X25519 with a variable point (what decapsulation does).
+/// RustCrypto `ml-kem`'s ML-KEM-768 decapsulation, expanded key cached (the
+/// `rustcrypto` backend's).
 #[divan::bench]
-fn x25519_shared_secret(b: Bencher) {
-    let mut point = [0u8; 32];
-    libcrux_curve25519::secret_to_public(&mut point, &[5; 32]);
-    let mut out = [0u8; 32];
-    b.bench_local(|| libcrux_curve25519::ecdh(&mut out, black_box(&point), &[3; 32]).is_ok());
+fn mlkem768_decapsulate_rustcrypto(b: Bencher) {
+    use ml_kem::kem::Decapsulate;
+    let dk = ml_kem::DecapsulationKey::<ml_kem::MlKem768>::from_seed([7; 64].into());
+    let (ct, _) = dk
+        .encapsulation_key()
+        .encapsulate_deterministic(&[9; 32].into());
+    b.bench_local(|| dk.decapsulate(black_box(&ct)));
 }
 
-/// X25519 with the base point (what encapsulation adds).
-#[divan::bench]
-fn x25519_base_point(b: Bencher) {
-    let mut out = [0u8; 32];
-    b.bench_local(|| libcrux_curve25519::secret_to_public(&mut out, black_box(&[5; 32])));
+/// X25519 with a variable point (what decapsulation does), per backend.
+#[divan::bench(args = Backend::ALL)]
+fn x25519_shared_secret(b: Bencher, backend: &Backend) {
+    let point = differential::x25519_base_point(*backend, &[5; 32]);
+    b.bench_local(|| differential::x25519(*backend, black_box(&[3; 32]), black_box(&point)));
+}
+
+/// X25519 with the base point (what encapsulation adds), per backend.
+#[divan::bench(args = Backend::ALL)]
+fn x25519_base_point(b: Bencher, backend: &Backend) {
+    b.bench_local(|| differential::x25519_base_point(*backend, black_box(&[5; 32])));
 }
 
 /// The BLAKE2b work of one decapsulation (see `support::blake2b_kem_work`).
@@ -132,12 +148,23 @@ fn replay_tag(b: Bencher) {
     b.bench_local(|| hazmat::replay_tag_of(black_box(&ct)));
 }
 
-/// The whole hybrid decapsulation through the crate (cached expanded key).
+/// The whole hybrid decapsulation through the crate (cached expanded key;
+/// the selected backend).
 #[divan::bench]
 fn hybrid_decapsulate(b: Bencher) {
     let key = PrivateKey::from_seed(&[1; 96]);
     let mut rng = chacha20::ChaCha20Rng::from_seed([2; 32]);
-    let (ct, _) = key.public_key().encapsulate(&mut rng).unwrap();
+    let (ct, _) = hazmat::encapsulate(key.public_key(), &mut rng).unwrap();
+    b.bench_local(|| hazmat::decapsulate(&key, black_box(&ct)));
+}
+
+/// The whole hybrid decapsulation with a loaded key, per backend.
+#[divan::bench(args = Backend::ALL)]
+fn hybrid_decapsulate_on(b: Bencher, backend: &Backend) {
+    let key = BackendPrivateKey::from_seed(*backend, &[1; 96]);
+    let mut rng = chacha20::ChaCha20Rng::from_seed([2; 32]);
+    let (ct, _) =
+        hazmat::encapsulate(PrivateKey::from_seed(&[1; 96]).public_key(), &mut rng).unwrap();
     b.bench_local(|| key.decapsulate(black_box(&ct)));
 }
 

@@ -16,7 +16,7 @@ cd "$(dirname "$0")"
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(unwrap_raw unwrap_mutated commands surb_reply keys aez_roundtrip aez5_paths)
+    targets=(unwrap_raw unwrap_mutated commands surb_reply keys aez_roundtrip aez5_paths kem_differential)
 fi
 # Longest input per target: a packet and a bit (16,150), a SURB with keys
 # and a payload, a key, an AEZ key, nonce and message of up to 16,150
@@ -24,7 +24,14 @@ fi
 declare -A max_len=(
     [unwrap_raw]=16200 [unwrap_mutated]=2048 [commands]=256
     [surb_reply]=20000 [keys]=2048 [aez_roundtrip]=16300 [aez5_paths]=16600
+    [kem_differential]=4096
 )
+# Build options per target. kem_differential compares every KEM backend,
+# so it is built with the RustCrypto one as well (which the others must not
+# be: with it, it is the backend they would run on), and without debug
+# assertions (-O), since the library keeps X25519 off graviola's assembly
+# in builds with them (SPEC.md §11).
+declare -A options=([kem_differential]="-O --features rustcrypto")
 
 cargo +nightly fuzz build
 mkdir -p work
@@ -36,7 +43,8 @@ for t in "${targets[@]}"; do
     stamp="work/$t.start"
     touch "$stamp"
     result=ok
-    cargo +nightly fuzz run "$t" "work/corpus/$t" "corpus/$t" -- \
+    # shellcheck disable=SC2086 # the options are words
+    cargo +nightly fuzz run ${options[$t]:-} "$t" "work/corpus/$t" "corpus/$t" -- \
         -max_total_time="$seconds" -max_len="${max_len[$t]}" -timeout=60 \
         -print_final_stats=1 >"$log" 2>&1 || result=FAILED
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)

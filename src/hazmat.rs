@@ -23,6 +23,7 @@ use crate::header::{Areas, HopSecret, Path, PathSecrets};
 use crate::kem::{PrivateKey, PublicKey};
 use crate::{Command, Commands, ReplayTag, Surb, SurbKeys, Unwrapped, hop, packet, surb};
 
+pub use crate::kem::differential as kem_backends;
 pub use crate::kem::{Ciphertext as KemCiphertext, DebugIntermediates, SharedSecret};
 
 /// One hop's known encapsulation: its KEM ciphertext and shared secret.

@@ -20,7 +20,7 @@ mod surb;
 pub use commands::{Command, Commands, NodeId, RecipientId, SurbId};
 pub use error::{CommandError, Error, Input, KeyError, PemError};
 pub use header::{Hop, Path};
-pub use kem::{PrivateKey, PublicKey};
+pub use kem::{BACKEND as KEM_BACKEND, PrivateKey, PublicKey};
 pub use packet::{
     Action, ReplayTag, Unwrapped, create_packet, packet_mut, payload_ref, replay_tag, unwrap,
 };

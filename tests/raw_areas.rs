@@ -23,7 +23,7 @@ type Encapsulations = [(hazmat::KemCiphertext, [u8; 32]); HOPS];
 /// Fresh encapsulations to every node of `path`.
 fn encapsulate(path: &kemsphinx::Path<'_>, rng: &mut chacha20::ChaCha20Rng) -> Encapsulations {
     std::array::from_fn(|i| {
-        let (ct, ss) = path[i].public_key.encapsulate(rng).unwrap();
+        let (ct, ss) = hazmat::encapsulate(path[i].public_key, rng).unwrap();
         (ct, *ss.as_bytes())
     })
 }

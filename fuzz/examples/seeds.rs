@@ -21,7 +21,10 @@ use std::path::{Path, PathBuf};
 use chacha20::ChaCha20Rng;
 use kemsphinx::geometry::{PACKET_LEN, PRIVATE_KEY_LEN, SPRP_KEY_BLOCK_LEN};
 use kemsphinx::{Action, Command, Hop, RecipientId, SurbId, create_packet, create_surb, unwrap};
-use kemsphinx_fuzz::input::{HOP_KEYS_LEN, Mutated, Mutation, Reply, commands, serialise};
+use kemsphinx_fuzz::input::{
+    HOP_KEYS_LEN, KemCase, KemCiphertext, KemKey, KemOp, Mutated, Mutation, Reply, commands,
+    serialise,
+};
 use kemsphinx_fuzz::{nodes, padded, raw_key};
 use rand_core::SeedableRng;
 use serde_json::Value;
@@ -49,6 +52,10 @@ fn main() {
         &negative,
     );
     aez(&corpus.dir("aez_roundtrip"), &vectors("reference/aez.json"));
+    kem_differential(
+        &corpus.dir("kem_differential"),
+        &vectors("reference/kem.json"),
+    );
 }
 
 /// `fuzz/corpus`, with one emptied directory per target.
@@ -269,5 +276,44 @@ fn aez(dir: &Path, cases: &[Value]) {
         input.extend([0, 0]);
         input.extend(plaintext);
         write(dir, case["id"].as_str().unwrap(), &input);
+    }
+}
+
+/// The vectors' seeds with a fresh encapsulation, and their private keys
+/// with their ciphertexts, each followed by one operation of every kind.
+fn kem_differential(dir: &Path, kem: &[Value]) {
+    let ops = |n: u8| {
+        vec![
+            KemOp::Flip {
+                at: 40 + u16::from(n),
+                xor: 1,
+            },
+            KemOp::FlipPublicKey { at: 32, xor: 0xff },
+            KemOp::FlipPrivateKey { at: 1_000, xor: 1 },
+            KemOp::X25519 { point: [n; 32] },
+            KemOp::X25519Half { bytes: [9; 32] },
+            KemOp::SmallOrder { which: n },
+        ]
+    };
+    let mut n = 0u8;
+    for case in kem {
+        let (key, ciphertext) = match case["op"].as_str().unwrap() {
+            "derive_key_pair" => (
+                KemKey::Seed(hex(&case["seed"]).try_into().unwrap()),
+                KemCiphertext::Encapsulated([n; 32], [n ^ 0xff; 32]),
+            ),
+            "decapsulate" => (
+                KemKey::Encoded(padded(&hex(&case["private_key"]))),
+                KemCiphertext::Given(padded(&hex(&case["ciphertext"]))),
+            ),
+            _ => continue,
+        };
+        let input = KemCase {
+            key,
+            ciphertext,
+            ops: ops(n),
+        };
+        write(dir, case["id"].as_str().unwrap(), &input.encode());
+        n += 1;
     }
 }

@@ -4,7 +4,10 @@
 //! so every input means something) and has an encoder, which the seed
 //! builder uses to turn the conformance vectors into seeds.
 
-use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN, SPRP_KEY_BLOCK_LEN, SURB_LEN};
+use kemsphinx::geometry::{
+    HOPS, KEM_CIPHERTEXT_LEN, KEY_SEED_LEN, PACKET_LEN, PAYLOAD_LEN, PRIVATE_KEY_LEN,
+    SPRP_KEY_BLOCK_LEN, SURB_LEN,
+};
 use kemsphinx::{Command, hazmat};
 
 /// Reads fields off the front of an input; past the end it yields zeros.
@@ -191,6 +194,158 @@ impl Reply {
         out.extend_from_slice(&self.surb);
         out.extend_from_slice(&self.hop_keys);
         out.extend_from_slice(&self.rest);
+        out
+    }
+}
+
+/// Where a [`KemCase`] gets its key.
+#[derive(Clone, Debug)]
+pub enum KemKey {
+    /// Derived from a 96-byte seed.
+    Seed([u8; KEY_SEED_LEN]),
+    /// Loaded from a 1,280-byte encoding (which may be refused).
+    Encoded(Box<[u8; PRIVATE_KEY_LEN]>),
+}
+
+/// Where a [`KemCase`] gets its ciphertext.
+#[derive(Clone, Debug)]
+pub enum KemCiphertext {
+    /// Encapsulated to the key's public key with this X25519 ephemeral
+    /// secret and ML-KEM message.
+    Encapsulated([u8; 32], [u8; 32]),
+    /// Given.
+    Given(Box<[u8; KEM_CIPHERTEXT_LEN]>),
+}
+
+/// One step of a [`KemCase`], each followed by a comparison of every
+/// backend.
+#[derive(Clone, Copy, Debug)]
+pub enum KemOp {
+    /// XOR `xor` into ciphertext byte `at` (modulo its length), then
+    /// decapsulate.
+    Flip { at: u16, xor: u8 },
+    /// Replace the X25519 half with small-order point `which` (modulo the
+    /// table's length), then decapsulate.
+    SmallOrder { which: u8 },
+    /// Replace the X25519 half with `bytes`, then decapsulate.
+    X25519Half { bytes: [u8; 32] },
+    /// Load the public key with byte `at` XORed with `xor`.
+    FlipPublicKey { at: u16, xor: u8 },
+    /// Load the private key with byte `at` XORed with `xor`.
+    FlipPrivateKey { at: u16, xor: u8 },
+    /// Raw X25519 of the first 32 key bytes with `point`.
+    X25519 { point: [u8; 32] },
+}
+
+/// Most operations one input applies.
+const MAX_KEM_OPS: usize = 8;
+
+/// `kem_differential`: a key (from a seed or an encoding), a ciphertext
+/// (encapsulated or given), and operations on both.
+///
+/// Layout: flags (bit 0: encoded key, bit 1: given ciphertext) ‖ seed 96 or
+/// private key 1,280 ‖ ephemeral 32 and message 32, or ciphertext 1,120 ‖
+/// per operation a kind byte and its operands (u16 and a byte, one byte,
+/// or 32 bytes).
+#[derive(Clone, Debug)]
+pub struct KemCase {
+    /// The key.
+    pub key: KemKey,
+    /// The ciphertext.
+    pub ciphertext: KemCiphertext,
+    /// What to do with them.
+    pub ops: Vec<KemOp>,
+}
+
+impl KemCase {
+    /// Decode any byte string.
+    pub fn decode(data: &[u8]) -> Self {
+        let mut r = Reader::new(data);
+        let flags = r.byte();
+        let key = if flags & 1 == 1 {
+            KemKey::Encoded(crate::padded(r.take(PRIVATE_KEY_LEN)))
+        } else {
+            KemKey::Seed(r.array())
+        };
+        let ciphertext = if flags & 2 == 2 {
+            KemCiphertext::Given(crate::padded(r.take(KEM_CIPHERTEXT_LEN)))
+        } else {
+            KemCiphertext::Encapsulated(r.array(), r.array())
+        };
+        let mut ops = Vec::new();
+        let mut rest = r.rest();
+        while !rest.is_empty() && ops.len() < MAX_KEM_OPS {
+            let mut r = Reader::new(rest);
+            ops.push(match r.byte() % 6 {
+                0 => KemOp::Flip {
+                    at: r.u16(),
+                    xor: r.byte(),
+                },
+                1 => KemOp::SmallOrder { which: r.byte() },
+                2 => KemOp::X25519Half { bytes: r.array() },
+                3 => KemOp::FlipPublicKey {
+                    at: r.u16(),
+                    xor: r.byte(),
+                },
+                4 => KemOp::FlipPrivateKey {
+                    at: r.u16(),
+                    xor: r.byte(),
+                },
+                _ => KemOp::X25519 { point: r.array() },
+            });
+            rest = r.rest();
+        }
+        Self {
+            key,
+            ciphertext,
+            ops,
+        }
+    }
+
+    /// The encoding [`KemCase::decode`] reads back.
+    pub fn encode(&self) -> Vec<u8> {
+        let flags = u8::from(matches!(self.key, KemKey::Encoded(_)))
+            | u8::from(matches!(self.ciphertext, KemCiphertext::Given(_))) << 1;
+        let mut out = vec![flags];
+        match &self.key {
+            KemKey::Seed(seed) => out.extend_from_slice(seed),
+            KemKey::Encoded(key) => out.extend_from_slice(&key[..]),
+        }
+        match &self.ciphertext {
+            KemCiphertext::Encapsulated(e, m) => {
+                out.extend_from_slice(e);
+                out.extend_from_slice(m);
+            }
+            KemCiphertext::Given(ct) => out.extend_from_slice(&ct[..]),
+        }
+        for op in self.ops.iter().take(MAX_KEM_OPS) {
+            match *op {
+                KemOp::Flip { at, xor } => {
+                    out.push(0);
+                    out.extend_from_slice(&at.to_be_bytes());
+                    out.push(xor);
+                }
+                KemOp::SmallOrder { which } => out.extend_from_slice(&[1, which]),
+                KemOp::X25519Half { bytes } => {
+                    out.push(2);
+                    out.extend_from_slice(&bytes);
+                }
+                KemOp::FlipPublicKey { at, xor } => {
+                    out.push(3);
+                    out.extend_from_slice(&at.to_be_bytes());
+                    out.push(xor);
+                }
+                KemOp::FlipPrivateKey { at, xor } => {
+                    out.push(4);
+                    out.extend_from_slice(&at.to_be_bytes());
+                    out.push(xor);
+                }
+                KemOp::X25519 { point } => {
+                    out.push(5);
+                    out.extend_from_slice(&point);
+                }
+            }
+        }
         out
     }
 }

@@ -10,8 +10,8 @@
 //! delivered payload, the encrypted reply. On every error the buffer must
 //! be what it was.
 
-use hmac::{Hmac, KeyInit, Mac};
 use aez5::Aez;
+use hmac::{Hmac, KeyInit, Mac};
 use kemsphinx::geometry::{
     COMMANDS_LEN, HEADER_LEN, KEM_CIPHERTEXT_LEN, MAC_LEN, PACKET_LEN, PAYLOAD_TAG_LEN,
     PER_HOP_ROUTING_LEN, ROUTING_INFO_LEN, STREAM_LEN, VERSION_LEN,
@@ -128,7 +128,7 @@ fn expected_into(
     if packet[..VERSION_LEN] != [0, 0] {
         return Err(Error::Version);
     }
-    let ss = key.decapsulate(packet[KEM_CT..ROUTING].try_into().unwrap())?;
+    let ss = hazmat::decapsulate(key, packet[KEM_CT..ROUTING].try_into().unwrap())?;
     let keys = Keys {
         okm: *debug_kdf(ss.as_bytes()),
     };

@@ -12,10 +12,18 @@
 //! A [`PrivateKey`] is validated and expanded once, when it is loaded; every
 //! decapsulation then reuses the expanded ML-KEM key and the cached X25519
 //! public key (the reference re-derives both for every packet).
+//!
+//! The two halves are computed by one backend chosen at compile time
+//! ([`BACKEND`]; Cargo features `libcrux`, the default, and `rustcrypto`;
+//! SPEC.md §11). Everything in this module — the adapter, the combiner,
+//! the encodings, validation and zeroization — is the same for each.
 
+mod backend;
 mod blake2;
 mod combiner;
-mod mlkem;
+#[cfg(feature = "hazmat")]
+#[doc(hidden)]
+pub mod differential;
 mod x25519;
 
 use core::fmt;
@@ -24,6 +32,7 @@ use rand_core::CryptoRng;
 use subtle::{Choice, ConstantTimeEq};
 use zeroize::{ZeroizeOnDrop, Zeroizing};
 
+use self::backend::{Backend, MlKem768, Selected};
 use crate::bytes::{split, split_mut, sub, sub_mut};
 use crate::error::{Error, Input, KeyError, array_ref};
 use crate::geometry::{
@@ -31,15 +40,27 @@ use crate::geometry::{
     PUBLIC_KEY_LEN, SHARED_SECRET_LEN, X25519_LEN,
 };
 
+/// The KEM backend this build runs on: `"libcrux"` or `"rustcrypto"`.
+///
+/// Chosen at compile time by Cargo features: `rustcrypto` if it is enabled
+/// (even together with `libcrux`, which the default features turn on),
+/// `libcrux` otherwise. See SPEC.md §11.
+pub const BACKEND: &str = backend::SELECTED;
+
 /// A KEM ciphertext as it sits in a header.
+// Public only through `hazmat` (as `KemCiphertext`).
+#[cfg_attr(not(feature = "hazmat"), allow(unreachable_pub))]
 pub type Ciphertext = [u8; KEM_CIPHERTEXT_LEN];
 
 /// The 32-byte hybrid shared secret. Zeroized on drop; never printed.
+// Public only through `hazmat`.
+#[cfg_attr(not(feature = "hazmat"), allow(unreachable_pub))]
 pub struct SharedSecret(Zeroizing<[u8; SHARED_SECRET_LEN]>);
 
 impl SharedSecret {
     /// The secret bytes.
     #[must_use]
+    #[cfg_attr(not(feature = "hazmat"), allow(unreachable_pub))]
     pub fn as_bytes(&self) -> &[u8; SHARED_SECRET_LEN] {
         &self.0
     }
@@ -65,8 +86,7 @@ impl ZeroizeOnDrop for SharedSecret {}
 /// coefficient below q) and refuses an X25519 key of small order.
 #[derive(Clone)]
 pub struct PublicKey {
-    bytes: [u8; PUBLIC_KEY_LEN],
-    mlkem: mlkem::EncapsulationKey,
+    core: PublicCore<Selected>,
 }
 
 impl PublicKey {
@@ -75,28 +95,19 @@ impl PublicKey {
     /// # Errors
     /// [`Error::Key`] if either half is refused.
     pub fn from_bytes(bytes: &[u8; PUBLIC_KEY_LEN]) -> Result<Self, Error> {
-        let (x25519, ek) = split_public(bytes);
-        if x25519::is_low_order(x25519) {
-            return Err(KeyError::X25519LowOrder.into());
-        }
-        let mlkem =
-            mlkem::EncapsulationKey::new(ek).ok_or(Error::Key(KeyError::MlKemEncapsulationKey))?;
-        Ok(Self {
-            bytes: *bytes,
-            mlkem,
-        })
+        PublicCore::from_bytes(bytes).map(|core| Self { core })
     }
 
     /// The 1,216-byte encoding.
     #[must_use]
     pub fn to_bytes(&self) -> [u8; PUBLIC_KEY_LEN] {
-        self.bytes
+        self.core.bytes
     }
 
     /// Borrow the 1,216-byte encoding.
     #[must_use]
     pub fn as_bytes(&self) -> &[u8; PUBLIC_KEY_LEN] {
-        &self.bytes
+        &self.core.bytes
     }
 
     /// Encapsulate a fresh shared secret to this key.
@@ -104,7 +115,7 @@ impl PublicKey {
     /// # Errors
     /// [`Error::Kem`] only if the X25519 exchange is non-contributory, which
     /// a key that passed [`PublicKey::from_bytes`] cannot cause.
-    pub fn encapsulate<R: CryptoRng + ?Sized>(
+    pub(crate) fn encapsulate<R: CryptoRng + ?Sized>(
         &self,
         rng: &mut R,
     ) -> Result<(Ciphertext, SharedSecret), Error> {
@@ -112,7 +123,7 @@ impl PublicKey {
         let mut mlkem_m = Zeroizing::new([0u8; 32]);
         rng.fill_bytes(&mut x25519_ephemeral[..]);
         rng.fill_bytes(&mut mlkem_m[..]);
-        self.encapsulate_with(&x25519_ephemeral, &mlkem_m)
+        self.core.encapsulate_with(&x25519_ephemeral, &mlkem_m)
     }
 
     /// Encapsulate with explicit randomness: the X25519 ephemeral secret and
@@ -126,29 +137,12 @@ impl PublicKey {
     /// As [`PublicKey::encapsulate`].
     #[cfg(feature = "hazmat")]
     #[doc(hidden)]
-    pub fn encapsulate_deterministic(
+    pub(crate) fn encapsulate_deterministic(
         &self,
         x25519_ephemeral: &[u8; X25519_LEN],
         mlkem_m: &[u8; 32],
     ) -> Result<(Ciphertext, SharedSecret), Error> {
-        self.encapsulate_with(x25519_ephemeral, mlkem_m)
-    }
-
-    /// Both components' encapsulations from their randomness, combined.
-    fn encapsulate_with(
-        &self,
-        x25519_ephemeral: &[u8; X25519_LEN],
-        mlkem_m: &[u8; 32],
-    ) -> Result<(Ciphertext, SharedSecret), Error> {
-        let (x_pub, _) = split_public(&self.bytes);
-        let (ct_x, ss_x) = x25519::encapsulate(x25519_ephemeral, x_pub)?;
-        let (ct_m, ss_m) = self.mlkem.encapsulate(mlkem_m);
-        let (ss, _) = combiner::combine(&ss_x, &ct_x, &ss_m, &ct_m);
-        let mut ct = [0u8; KEM_CIPHERTEXT_LEN];
-        let (ct_x_out, ct_m_out) = ct.split_at_mut(X25519_LEN);
-        ct_x_out.copy_from_slice(&ct_x);
-        ct_m_out.copy_from_slice(&ct_m);
-        Ok((ct, SharedSecret(ss)))
+        self.core.encapsulate_with(x25519_ephemeral, mlkem_m)
     }
 }
 
@@ -162,7 +156,7 @@ impl TryFrom<&[u8]> for PublicKey {
 
 impl PartialEq for PublicKey {
     fn eq(&self, other: &Self) -> bool {
-        self.bytes == other.bytes
+        self.core.bytes == other.core.bytes
     }
 }
 
@@ -171,7 +165,7 @@ impl Eq for PublicKey {}
 impl fmt::Debug for PublicKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "PublicKey(")?;
-        for b in self.bytes.iter().take(8) {
+        for b in self.core.bytes.iter().take(8) {
             write!(f, "{b:02x}")?;
         }
         write!(f, "…)")
@@ -183,9 +177,7 @@ impl fmt::Debug for PublicKey {
 /// Expanded once at load; zeroized on drop; never printed. `Send + Sync`:
 /// one loaded key can serve many threads.
 pub struct PrivateKey {
-    x25519: x25519::Secret,
-    mlkem: mlkem::DecapsulationKey,
-    mlkem_seed: Zeroizing<[u8; MLKEM_SEED_LEN]>,
+    secret: SecretCore<Selected>,
     public: PublicKey,
 }
 
@@ -204,11 +196,7 @@ impl PrivateKey {
     /// `BLAKE2b-256(seed[0..32])`.
     #[must_use]
     pub fn from_seed(seed: &[u8; KEY_SEED_LEN]) -> Self {
-        let (x_seed, mlkem_seed) = split::<X25519_LEN, MLKEM_SEED_LEN, KEY_SEED_LEN>(seed);
-        let digest = blake2::blake2b_256(&[x_seed]);
-        let x_secret =
-            blake2::blake2xb_prefix::<X25519_LEN>(&[], &digest[..], blake2::XOF_LENGTH_UNKNOWN, 64);
-        Self::assemble(x_secret, mlkem_seed)
+        Self::wrap(SecretCore::from_seed(seed))
     }
 
     /// Load the 1,280-byte encoding, refusing a key whose stored ML-KEM
@@ -217,45 +205,21 @@ impl PrivateKey {
     /// # Errors
     /// [`Error::Key`] with [`KeyError::Inconsistent`].
     pub fn from_bytes(bytes: &[u8; PRIVATE_KEY_LEN]) -> Result<Self, Error> {
-        let x_secret = Zeroizing::new(*sub::<0, X25519_LEN, PRIVATE_KEY_LEN>(bytes));
-        let stored_ek = sub::<X25519_LEN, MLKEM_EK_LEN, PRIVATE_KEY_LEN>(bytes);
-        let d_z = sub::<{ X25519_LEN + MLKEM_EK_LEN }, MLKEM_SEED_LEN, PRIVATE_KEY_LEN>(bytes);
-        let key = Self::assemble(x_secret, d_z);
-        if key.public.bytes.get(X25519_LEN..) != Some(&stored_ek[..]) {
-            return Err(KeyError::Inconsistent.into());
-        }
-        Ok(key)
+        SecretCore::from_bytes(bytes).map(Self::wrap)
     }
 
-    /// Expand both secrets and cache the public key next to them.
-    fn assemble(x25519: x25519::Secret, mlkem_seed: &[u8; MLKEM_SEED_LEN]) -> Self {
-        let mlkem = mlkem::DecapsulationKey::from_seed(mlkem_seed);
-        let mut bytes = [0u8; PUBLIC_KEY_LEN];
-        let (x_out, ek_out) = split_mut::<X25519_LEN, MLKEM_EK_LEN, PUBLIC_KEY_LEN>(&mut bytes);
-        *x_out = x25519::public_key(&x25519);
-        *ek_out = mlkem.encapsulation_key_bytes();
-        let public = PublicKey {
-            bytes,
-            mlkem: mlkem.encapsulation_key(),
-        };
+    /// The key from its expanded halves.
+    fn wrap((secret, core): (SecretCore<Selected>, PublicCore<Selected>)) -> Self {
         Self {
-            x25519,
-            mlkem,
-            mlkem_seed: Zeroizing::new(*mlkem_seed),
-            public,
+            secret,
+            public: PublicKey { core },
         }
     }
 
     /// The 1,280-byte encoding (secret: zeroized when dropped).
     #[must_use]
     pub fn to_bytes(&self) -> Zeroizing<[u8; PRIVATE_KEY_LEN]> {
-        let mut out = Zeroizing::new([0u8; PRIVATE_KEY_LEN]);
-        *sub_mut::<0, X25519_LEN, PRIVATE_KEY_LEN>(&mut out) = *self.x25519;
-        *sub_mut::<X25519_LEN, MLKEM_EK_LEN, PRIVATE_KEY_LEN>(&mut out) =
-            *split::<X25519_LEN, MLKEM_EK_LEN, PUBLIC_KEY_LEN>(&self.public.bytes).1;
-        *sub_mut::<{ X25519_LEN + MLKEM_EK_LEN }, MLKEM_SEED_LEN, PRIVATE_KEY_LEN>(&mut out) =
-            *self.mlkem_seed;
-        out
+        self.secret.to_bytes(&self.public.core)
     }
 
     /// The matching public key.
@@ -271,25 +235,10 @@ impl PrivateKey {
     ///
     /// # Errors
     /// [`Error::Kem`] if the X25519 half is a point of small order.
-    pub fn decapsulate(&self, ct: &Ciphertext) -> Result<SharedSecret, Error> {
-        self.decapsulate_traced(ct).map(|(ss, _)| ss)
-    }
-
-    /// Decapsulate and keep every intermediate value.
-    fn decapsulate_traced(&self, ct: &Ciphertext) -> Result<(SharedSecret, Trace), Error> {
-        let (ct_x, ct_m) = split_ciphertext(ct);
-        let (x_pub, _) = split_public(&self.public.bytes);
-        let ss_x = x25519::decapsulate(&self.x25519, x_pub, ct_x)?;
-        let ss_m = self.mlkem.decapsulate(ct_m);
-        let (ss, combined) = combiner::combine(&ss_x, ct_x, &ss_m, ct_m);
-        Ok((
-            SharedSecret(ss),
-            Trace {
-                ss_x,
-                ss_m,
-                combined,
-            },
-        ))
+    pub(crate) fn decapsulate(&self, ct: &Ciphertext) -> Result<SharedSecret, Error> {
+        self.secret
+            .decapsulate_traced(&self.public.core, ct)
+            .map(|(ss, _)| ss)
     }
 }
 
@@ -309,10 +258,151 @@ impl fmt::Debug for PrivateKey {
     }
 }
 
-// Every secret field wipes itself on drop: the X25519 secret and the ML-KEM
-// seed are `Zeroizing`, the expanded ML-KEM key overwrites itself (see the
-// `mlkem` module); the public half needs no wiping.
+// Every secret field wipes itself on drop (see `SecretCore`); the public
+// half needs no wiping.
 impl ZeroizeOnDrop for PrivateKey {}
+
+/// The expanded ML-KEM decapsulation key of backend `B`.
+type DecapsulationKeyOf<B> = <<B as Backend>::MlKem as MlKem768>::DecapsulationKey;
+/// The expanded ML-KEM encapsulation key of backend `B`.
+type EncapsulationKeyOf<B> = <<B as Backend>::MlKem as MlKem768>::EncapsulationKey;
+
+/// A validated public key on backend `B`: its encoding and its ML-KEM half
+/// expanded.
+struct PublicCore<B: Backend> {
+    bytes: [u8; PUBLIC_KEY_LEN],
+    mlkem: EncapsulationKeyOf<B>,
+}
+
+impl<B: Backend> Clone for PublicCore<B> {
+    fn clone(&self) -> Self {
+        Self {
+            bytes: self.bytes,
+            mlkem: self.mlkem.clone(),
+        }
+    }
+}
+
+impl<B: Backend> PublicCore<B> {
+    /// Parse and validate (see [`PublicKey::from_bytes`]).
+    fn from_bytes(bytes: &[u8; PUBLIC_KEY_LEN]) -> Result<Self, Error> {
+        let (x25519, ek) = split_public(bytes);
+        if x25519::is_low_order::<B::X25519>(x25519) {
+            return Err(KeyError::X25519LowOrder.into());
+        }
+        let mlkem = B::MlKem::parse_encapsulation_key(ek)
+            .ok_or(Error::Key(KeyError::MlKemEncapsulationKey))?;
+        Ok(Self {
+            bytes: *bytes,
+            mlkem,
+        })
+    }
+
+    /// Both components' encapsulations from their randomness, combined.
+    fn encapsulate_with(
+        &self,
+        x25519_ephemeral: &[u8; X25519_LEN],
+        mlkem_m: &[u8; 32],
+    ) -> Result<(Ciphertext, SharedSecret), Error> {
+        let (x_pub, _) = split_public(&self.bytes);
+        let (ct_x, ss_x) = x25519::encapsulate::<B::X25519>(x25519_ephemeral, x_pub)?;
+        let (ct_m, ss_m) = B::MlKem::encapsulate(&self.mlkem, mlkem_m);
+        let (ss, _) = combiner::combine(&ss_x, &ct_x, &ss_m, &ct_m);
+        let mut ct = [0u8; KEM_CIPHERTEXT_LEN];
+        let (ct_x_out, ct_m_out) = ct.split_at_mut(X25519_LEN);
+        ct_x_out.copy_from_slice(&ct_x);
+        ct_m_out.copy_from_slice(&ct_m);
+        Ok((ct, SharedSecret(ss)))
+    }
+}
+
+/// The secret half of a key pair on backend `B`, expanded. Every field
+/// wipes itself on drop: the X25519 secret and the ML-KEM seed are
+/// `Zeroizing`, the expanded ML-KEM key is the backend's own type, which
+/// zeroizes or overwrites itself (see the backend modules).
+struct SecretCore<B: Backend> {
+    x25519: x25519::Secret,
+    mlkem: DecapsulationKeyOf<B>,
+    mlkem_seed: Zeroizing<[u8; MLKEM_SEED_LEN]>,
+}
+
+impl<B: Backend> SecretCore<B> {
+    /// Derive a key pair from a seed (see [`PrivateKey::from_seed`]).
+    fn from_seed(seed: &[u8; KEY_SEED_LEN]) -> (Self, PublicCore<B>) {
+        let (x_seed, mlkem_seed) = split::<X25519_LEN, MLKEM_SEED_LEN, KEY_SEED_LEN>(seed);
+        let digest = blake2::blake2b_256(&[x_seed]);
+        let x_secret =
+            blake2::blake2xb_prefix::<X25519_LEN>(&[], &digest[..], blake2::XOF_LENGTH_UNKNOWN, 64);
+        Self::assemble(x_secret, mlkem_seed)
+    }
+
+    /// Load an encoding (see [`PrivateKey::from_bytes`]).
+    fn from_bytes(bytes: &[u8; PRIVATE_KEY_LEN]) -> Result<(Self, PublicCore<B>), Error> {
+        let x_secret = Zeroizing::new(*sub::<0, X25519_LEN, PRIVATE_KEY_LEN>(bytes));
+        let stored_ek = sub::<X25519_LEN, MLKEM_EK_LEN, PRIVATE_KEY_LEN>(bytes);
+        let d_z = sub::<{ X25519_LEN + MLKEM_EK_LEN }, MLKEM_SEED_LEN, PRIVATE_KEY_LEN>(bytes);
+        let (secret, public) = Self::assemble(x_secret, d_z);
+        if public.bytes.get(X25519_LEN..) != Some(&stored_ek[..]) {
+            return Err(KeyError::Inconsistent.into());
+        }
+        Ok((secret, public))
+    }
+
+    /// Expand both secrets and compute the public key next to them.
+    fn assemble(
+        x25519: x25519::Secret,
+        mlkem_seed: &[u8; MLKEM_SEED_LEN],
+    ) -> (Self, PublicCore<B>) {
+        let mlkem = B::MlKem::expand(mlkem_seed);
+        let mut bytes = [0u8; PUBLIC_KEY_LEN];
+        let (x_out, ek_out) = split_mut::<X25519_LEN, MLKEM_EK_LEN, PUBLIC_KEY_LEN>(&mut bytes);
+        *x_out = x25519::public_key::<B::X25519>(&x25519);
+        *ek_out = B::MlKem::encapsulation_key_bytes(&mlkem);
+        let public = PublicCore {
+            bytes,
+            mlkem: B::MlKem::encapsulation_key(&mlkem),
+        };
+        let secret = Self {
+            x25519,
+            mlkem,
+            mlkem_seed: Zeroizing::new(*mlkem_seed),
+        };
+        (secret, public)
+    }
+
+    /// The 1,280-byte encoding, with `public` this key's public half.
+    fn to_bytes(&self, public: &PublicCore<B>) -> Zeroizing<[u8; PRIVATE_KEY_LEN]> {
+        let mut out = Zeroizing::new([0u8; PRIVATE_KEY_LEN]);
+        *sub_mut::<0, X25519_LEN, PRIVATE_KEY_LEN>(&mut out) = *self.x25519;
+        *sub_mut::<X25519_LEN, MLKEM_EK_LEN, PRIVATE_KEY_LEN>(&mut out) =
+            *split::<X25519_LEN, MLKEM_EK_LEN, PUBLIC_KEY_LEN>(&public.bytes).1;
+        *sub_mut::<{ X25519_LEN + MLKEM_EK_LEN }, MLKEM_SEED_LEN, PRIVATE_KEY_LEN>(&mut out) =
+            *self.mlkem_seed;
+        out
+    }
+
+    /// Decapsulate and keep every intermediate value (`public` is this
+    /// key's public half).
+    fn decapsulate_traced(
+        &self,
+        public: &PublicCore<B>,
+        ct: &Ciphertext,
+    ) -> Result<(SharedSecret, Trace), Error> {
+        let (ct_x, ct_m) = split_ciphertext(ct);
+        let (x_pub, _) = split_public(&public.bytes);
+        let ss_x = x25519::decapsulate::<B::X25519>(&self.x25519, x_pub, ct_x)?;
+        let ss_m = B::MlKem::decapsulate(&self.mlkem, ct_m);
+        let (ss, combined) = combiner::combine(&ss_x, ct_x, &ss_m, ct_m);
+        Ok((
+            SharedSecret(ss),
+            Trace {
+                ss_x,
+                ss_m,
+                combined,
+            },
+        ))
+    }
+}
 
 /// Intermediate values of one decapsulation (read only by the `hazmat`
 /// conformance hook).
@@ -354,16 +444,25 @@ pub(crate) fn debug_decapsulate(
     key: &PrivateKey,
     ct: &Ciphertext,
 ) -> Result<DebugIntermediates, Error> {
-    let (ss, t) = key.decapsulate_traced(ct)?;
-    Ok(DebugIntermediates {
-        x25519_adapter_shared_secret: *t.ss_x,
-        mlkem_shared_secret: *t.ss_m,
-        splitprf_key_x25519: *t.combined.key_x25519,
-        splitprf_key_mlkem: *t.combined.key_mlkem,
-        splitprf_hash_x25519: *t.combined.hash_x25519,
-        splitprf_hash_mlkem: *t.combined.hash_mlkem,
-        shared_secret: *ss.as_bytes(),
-    })
+    key.secret
+        .decapsulate_traced(&key.public.core, ct)
+        .map(DebugIntermediates::from_trace)
+}
+
+#[cfg(feature = "hazmat")]
+impl DebugIntermediates {
+    /// Copy a decapsulation's values out of their zeroizing wrappers.
+    fn from_trace((ss, t): (SharedSecret, Trace)) -> Self {
+        Self {
+            x25519_adapter_shared_secret: *t.ss_x,
+            mlkem_shared_secret: *t.ss_m,
+            splitprf_key_x25519: *t.combined.key_x25519,
+            splitprf_key_mlkem: *t.combined.key_mlkem,
+            splitprf_hash_x25519: *t.combined.hash_x25519,
+            splitprf_hash_mlkem: *t.combined.hash_mlkem,
+            shared_secret: *ss.as_bytes(),
+        }
+    }
 }
 
 /// Split a public key into its X25519 and ML-KEM halves.

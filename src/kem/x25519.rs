@@ -1,5 +1,5 @@
 //! X25519 used as a KEM through HPQC's hashed-ElGamal adapter
-//! (SPEC.md §2.1), on `libcrux-curve25519` (HACL*, formally verified).
+//! (SPEC.md §2.1), on any backend's X25519 ([`X25519`]).
 //!
 //! The adapter turns Diffie–Hellman into a KEM: the ciphertext is a fresh
 //! ephemeral public key `E`, and the shared secret is
@@ -10,6 +10,7 @@
 
 use zeroize::Zeroizing;
 
+use super::backend::X25519;
 use super::blake2::blake2xb_prefix;
 use crate::error::Error;
 use crate::geometry::X25519_LEN;
@@ -21,32 +22,19 @@ const ADAPTER_OUT: u32 = 32;
 pub(super) type Secret = Zeroizing<[u8; X25519_LEN]>;
 
 /// `X25519(secret, 9)`: the public key of `secret`.
-pub(super) fn public_key(secret: &[u8; X25519_LEN]) -> [u8; X25519_LEN] {
-    let mut public = [0u8; X25519_LEN];
-    libcrux_curve25519::secret_to_public(&mut public, secret);
-    public
-}
-
-/// `X25519(secret, point)`, or `None` when the result is all zero (a point
-/// of small order).
-fn diffie_hellman(
-    secret: &[u8; X25519_LEN],
-    point: &[u8; X25519_LEN],
-) -> Option<Zeroizing<[u8; X25519_LEN]>> {
-    let mut shared = Zeroizing::new([0u8; X25519_LEN]);
-    libcrux_curve25519::ecdh(&mut shared, point, secret).ok()?;
-    Some(shared)
+pub(super) fn public_key<X: X25519>(secret: &[u8; X25519_LEN]) -> [u8; X25519_LEN] {
+    X::base_point(secret)
 }
 
 /// Encapsulate to `recipient` with the ephemeral secret `ephemeral`:
 /// returns the ephemeral public key (the ciphertext) and the adapter's
 /// shared secret.
-pub(super) fn encapsulate(
+pub(super) fn encapsulate<X: X25519>(
     ephemeral: &[u8; X25519_LEN],
     recipient: &[u8; X25519_LEN],
 ) -> Result<([u8; X25519_LEN], Zeroizing<[u8; 32]>), Error> {
-    let ephemeral_public = public_key(ephemeral);
-    let dh = diffie_hellman(ephemeral, recipient).ok_or(Error::Kem)?;
+    let ephemeral_public = X::base_point(ephemeral);
+    let dh = X::shared_secret(ephemeral, recipient).ok_or(Error::Kem)?;
     Ok((
         ephemeral_public,
         hash_shared(&dh, recipient, &ephemeral_public),
@@ -55,12 +43,12 @@ pub(super) fn encapsulate(
 
 /// Decapsulate the ephemeral public key `ephemeral` with the recipient's
 /// secret `secret` (whose public key is `recipient`).
-pub(super) fn decapsulate(
+pub(super) fn decapsulate<X: X25519>(
     secret: &[u8; X25519_LEN],
     recipient: &[u8; X25519_LEN],
     ephemeral: &[u8; X25519_LEN],
 ) -> Result<Zeroizing<[u8; 32]>, Error> {
-    let dh = diffie_hellman(secret, ephemeral).ok_or(Error::Kem)?;
+    let dh = X::shared_secret(secret, ephemeral).ok_or(Error::Kem)?;
     Ok(hash_shared(&dh, recipient, ephemeral))
 }
 
@@ -83,6 +71,6 @@ fn hash_shared(
 /// A clamped scalar is a multiple of 8 and smaller than the prime order of
 /// both the curve and its twist, so its product with `point` is the
 /// identity exactly when `point` has small order.
-pub(super) fn is_low_order(point: &[u8; X25519_LEN]) -> bool {
-    diffie_hellman(&[0x55; X25519_LEN], point).is_none()
+pub(super) fn is_low_order<X: X25519>(point: &[u8; X25519_LEN]) -> bool {
+    X::shared_secret(&[0x55; X25519_LEN], point).is_none()
 }

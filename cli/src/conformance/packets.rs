@@ -149,10 +149,7 @@ fn encapsulations(case: &Value, nodes: &[Node]) -> Result<[hazmat::Encapsulation
             .get(layout::packet::KEM_CIPHERTEXT)
             .and_then(|c| c.try_into().ok())
             .ok_or("packet too short for a KEM ciphertext")?;
-        let ss = node
-            .key
-            .decapsulate(&ct)
-            .map_err(|e| format!("decapsulation: {e}"))?;
+        let ss = hazmat::decapsulate(&node.key, &ct).map_err(|e| format!("decapsulation: {e}"))?;
         *slot = (ct, *ss.as_bytes());
     }
     if let Some(recorded) = case.get("encapsulations") {

@@ -59,10 +59,9 @@ pub(crate) fn encapsulate(rng: &mut Drbg, path: &Path<'_>) -> Gen<Vec<Encap>> {
     path.iter()
         .map(|hop| {
             let (x25519_ephemeral, mlkem_m) = (rng.array(), rng.array());
-            let (ciphertext, ss) = hop
-                .public_key
-                .encapsulate_deterministic(&x25519_ephemeral, &mlkem_m)
-                .map_err(|e| e.to_string())?;
+            let (ciphertext, ss) =
+                hazmat::encapsulate_deterministic(hop.public_key, &x25519_ephemeral, &mlkem_m)
+                    .map_err(|e| e.to_string())?;
             Ok(Encap {
                 x25519_ephemeral,
                 mlkem_m,

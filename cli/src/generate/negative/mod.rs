@@ -246,11 +246,8 @@ impl Base {
     /// hop 0's packet, with the secret hop 0 derives from it.
     fn rebuilt(&self, edit: &Edit) -> Gen<Vec<u8>> {
         let ciphertext = kem_ciphertext(&self.edited(received(&self.walk, 0)?, edit)?)?;
-        let secret = self
-            .node(0)?
-            .key
-            .decapsulate(&ciphertext)
-            .map_err(|e| e.to_string())?;
+        let secret =
+            hazmat::decapsulate(&self.node(0)?.key, &ciphertext).map_err(|e| e.to_string())?;
         let mut encaps = parts(&self.encaps)?;
         if let Some(first) = encaps.first_mut() {
             *first = (ciphertext, *secret.as_bytes());
@@ -271,10 +268,7 @@ impl Base {
     /// enciphered again (the header untouched).
     fn reenciphered(&self, hop: usize, edit: &Edit) -> Gen<Vec<u8>> {
         let mut pkt = received(&self.walk, hop)?.to_vec();
-        let secret = self
-            .node(hop)?
-            .key
-            .decapsulate(&kem_ciphertext(&pkt)?)
+        let secret = hazmat::decapsulate(&self.node(hop)?.key, &kem_ciphertext(&pkt)?)
             .map_err(|e| e.to_string())?;
         let okm = hazmat::kdf(secret.as_bytes());
         let key: &[u8; SPRP_KEY_LEN] = key_part(&okm[..], kdf::SPRP_KEY)?;

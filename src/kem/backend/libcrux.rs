@@ -1,11 +1,12 @@
-//! ML-KEM-768 (FIPS 203) through `libcrux-ml-kem` (SPEC.md §2.2, §11).
+//! The libcrux backend (feature `libcrux`, the default): ML-KEM-768 from
+//! `libcrux-ml-kem` and X25519 from `libcrux-curve25519` (HACL\*), both
+//! formally verified (SPEC.md §11).
 //!
-//! libcrux is formally verified (functional correctness and secret
-//! independence) and, in its "unpacked" form, keeps a key fully expanded:
+//! libcrux's ML-KEM, in its "unpacked" form, keeps a key fully expanded:
 //! the secret vector and the public matrix `Â` in NTT form. Decapsulation
 //! then skips both the key parsing and the matrix sampling that dominate a
 //! packed decapsulation (12 µs instead of 25 µs here; RustCrypto's `ml-kem`
-//! takes 100 µs). The unpacked types are per instruction set, so this module
+//! takes 100 µs). The unpacked types are per instruction set, so [`MlKem`]
 //! picks AVX2 or portable code once per key, at load time, from the CPU's
 //! features; both compute the same function.
 //!
@@ -16,7 +17,8 @@
 use libcrux_ml_kem::mlkem768::{self as lc, MlKem768Ciphertext, MlKem768PublicKey};
 use zeroize::Zeroizing;
 
-use crate::geometry::{MLKEM_CT_LEN, MLKEM_EK_LEN, MLKEM_SEED_LEN};
+use super::{MlKem768, X25519};
+use crate::geometry::{MLKEM_CT_LEN, MLKEM_EK_LEN, MLKEM_SEED_LEN, X25519_LEN};
 
 /// Unpacked keys of the AVX2 code.
 #[cfg(target_arch = "x86_64")]
@@ -38,8 +40,16 @@ fn use_avx2() -> bool {
         && libcrux_platform::simd256_support()
 }
 
+/// ML-KEM-768 on libcrux, AVX2 where the CPU has it.
+pub(in crate::kem) struct MlKem;
+
+/// ML-KEM-768 on libcrux's portable code only (the `hazmat` differential
+/// hooks compare it with the dispatching [`MlKem`]).
+#[cfg_attr(not(feature = "hazmat"), allow(dead_code))]
+pub(in crate::kem) struct MlKemPortable;
+
 /// An expanded ML-KEM-768 key pair, ready to decapsulate.
-pub(super) enum DecapsulationKey {
+pub(in crate::kem) enum DecapsulationKey {
     /// Expanded for the AVX2 code.
     #[cfg(target_arch = "x86_64")]
     Avx2(avx2::MlKem768KeyPairUnpacked),
@@ -49,7 +59,7 @@ pub(super) enum DecapsulationKey {
 
 /// An expanded ML-KEM-768 public key, ready to encapsulate.
 #[derive(Clone)]
-pub(super) enum EncapsulationKey {
+pub(in crate::kem) enum EncapsulationKey {
     /// Expanded for the AVX2 code.
     #[cfg(target_arch = "x86_64")]
     Avx2(avx2::MlKem768PublicKeyUnpacked),
@@ -58,17 +68,18 @@ pub(super) enum EncapsulationKey {
 }
 
 impl DecapsulationKey {
-    /// `ML-KEM.KeyGen_internal(d, z)` from the 64-byte seed `d ‖ z`.
-    pub(super) fn from_seed(seed: &[u8; MLKEM_SEED_LEN]) -> Self {
+    /// `ML-KEM.KeyGen_internal(d, z)`, for AVX2 if `avx2`.
+    fn expand(seed: &[u8; MLKEM_SEED_LEN], avx2: bool) -> Self {
         #[cfg(target_arch = "x86_64")]
-        if use_avx2() {
+        if avx2 {
             return Self::Avx2(avx2::generate_key_pair(*seed));
         }
+        let _ = avx2;
         Self::Portable(portable::generate_key_pair(*seed))
     }
 
     /// The encapsulation key, serialised (1,184 bytes).
-    pub(super) fn encapsulation_key_bytes(&self) -> [u8; MLKEM_EK_LEN] {
+    fn encapsulation_key_bytes(&self) -> [u8; MLKEM_EK_LEN] {
         let pk: MlKem768PublicKey = match self {
             #[cfg(target_arch = "x86_64")]
             Self::Avx2(kp) => avx2::key_pair_serialized_public_key(kp),
@@ -78,7 +89,7 @@ impl DecapsulationKey {
     }
 
     /// The expanded encapsulation key.
-    pub(super) fn encapsulation_key(&self) -> EncapsulationKey {
+    fn encapsulation_key(&self) -> EncapsulationKey {
         match self {
             #[cfg(target_arch = "x86_64")]
             Self::Avx2(kp) => EncapsulationKey::Avx2(kp.public_key().clone()),
@@ -86,8 +97,8 @@ impl DecapsulationKey {
         }
     }
 
-    /// `ML-KEM.Decaps`: never fails (implicit rejection).
-    pub(super) fn decapsulate(&self, ct: &[u8; MLKEM_CT_LEN]) -> Zeroizing<[u8; 32]> {
+    /// `ML-KEM.Decaps`.
+    fn decapsulate(&self, ct: &[u8; MLKEM_CT_LEN]) -> Zeroizing<[u8; 32]> {
         let ct = MlKem768Ciphertext::from(ct);
         Zeroizing::new(match self {
             #[cfg(target_arch = "x86_64")]
@@ -109,31 +120,93 @@ impl Drop for DecapsulationKey {
 }
 
 impl EncapsulationKey {
-    /// Parse an encapsulation key, applying the FIPS 203 §7.2 modulus check
-    /// (every coefficient below q). `None` if it fails.
-    pub(super) fn new(bytes: &[u8; MLKEM_EK_LEN]) -> Option<Self> {
+    /// Parse with the modulus check; expanded for AVX2 if `avx2`.
+    fn parse(bytes: &[u8; MLKEM_EK_LEN], avx2: bool) -> Option<Self> {
         let pk = MlKem768PublicKey::from(bytes);
         if !lc::validate_public_key(&pk) {
             return None;
         }
         #[cfg(target_arch = "x86_64")]
-        if use_avx2() {
+        if avx2 {
             let mut unpacked = avx2::init_public_key();
             avx2::unpacked_public_key(&pk, &mut unpacked);
             return Some(Self::Avx2(unpacked));
         }
+        let _ = avx2;
         let mut unpacked = portable::init_public_key();
         portable::unpacked_public_key(&pk, &mut unpacked);
         Some(Self::Portable(unpacked))
     }
 
-    /// `ML-KEM.Encaps_internal(ek, m)`: ciphertext and shared secret.
-    pub(super) fn encapsulate(&self, m: &[u8; 32]) -> ([u8; MLKEM_CT_LEN], Zeroizing<[u8; 32]>) {
+    /// `ML-KEM.Encaps_internal(ek, m)`.
+    fn encapsulate(&self, m: &[u8; 32]) -> ([u8; MLKEM_CT_LEN], Zeroizing<[u8; 32]>) {
         let (ct, ss) = match self {
             #[cfg(target_arch = "x86_64")]
             Self::Avx2(pk) => avx2::encapsulate(pk, *m),
             Self::Portable(pk) => portable::encapsulate(pk, *m),
         };
         (*ct.as_slice(), Zeroizing::new(ss))
+    }
+}
+
+/// The trait on both flavours: they differ only in whether AVX2 may be
+/// chosen when a key is expanded.
+macro_rules! impl_mlkem {
+    ($ty:ty, $avx2:expr) => {
+        impl MlKem768 for $ty {
+            type DecapsulationKey = DecapsulationKey;
+            type EncapsulationKey = EncapsulationKey;
+
+            fn expand(seed: &[u8; MLKEM_SEED_LEN]) -> DecapsulationKey {
+                DecapsulationKey::expand(seed, $avx2)
+            }
+
+            fn encapsulation_key_bytes(dk: &DecapsulationKey) -> [u8; MLKEM_EK_LEN] {
+                dk.encapsulation_key_bytes()
+            }
+
+            fn encapsulation_key(dk: &DecapsulationKey) -> EncapsulationKey {
+                dk.encapsulation_key()
+            }
+
+            fn parse_encapsulation_key(bytes: &[u8; MLKEM_EK_LEN]) -> Option<EncapsulationKey> {
+                EncapsulationKey::parse(bytes, $avx2)
+            }
+
+            fn encapsulate(
+                ek: &EncapsulationKey,
+                m: &[u8; 32],
+            ) -> ([u8; MLKEM_CT_LEN], Zeroizing<[u8; 32]>) {
+                ek.encapsulate(m)
+            }
+
+            fn decapsulate(dk: &DecapsulationKey, ct: &[u8; MLKEM_CT_LEN]) -> Zeroizing<[u8; 32]> {
+                dk.decapsulate(ct)
+            }
+        }
+    };
+}
+
+impl_mlkem!(MlKem, use_avx2());
+impl_mlkem!(MlKemPortable, false);
+
+/// X25519 on `libcrux-curve25519` (HACL\*, portable 64-bit code).
+pub(in crate::kem) struct Hacl;
+
+impl X25519 for Hacl {
+    fn base_point(secret: &[u8; X25519_LEN]) -> [u8; X25519_LEN] {
+        let mut public = [0u8; X25519_LEN];
+        libcrux_curve25519::secret_to_public(&mut public, secret);
+        public
+    }
+
+    fn shared_secret(
+        secret: &[u8; X25519_LEN],
+        point: &[u8; X25519_LEN],
+    ) -> Option<Zeroizing<[u8; X25519_LEN]>> {
+        let mut shared = Zeroizing::new([0u8; X25519_LEN]);
+        // HACL* refuses an all-zero result (a point of small order).
+        libcrux_curve25519::ecdh(&mut shared, point, secret).ok()?;
+        Some(shared)
     }
 }

@@ -2,19 +2,32 @@
 #![forbid(unsafe_code)]
 #![doc = include_str!("../README.md")]
 
+// One module per concept, each with its section of SPEC.md. Only
+// `geometry`, `pem` and (with its feature) `hazmat` are public; everything
+// else is re-exported below, once.
+
+/// Compile-time-checked views into fixed-size arrays.
 mod bytes;
+/// Routing commands: strict parsing, validated areas (SPEC.md §4).
 mod commands;
+/// The error type (SPEC.md §7).
 mod error;
 pub mod geometry;
 #[cfg(feature = "hazmat")]
 pub mod hazmat;
+/// Header creation, shared by packets and SURBs (SPEC.md §5.1).
 mod header;
+/// Per-hop keys: KDF, header stream, MAC, replay tag (SPEC.md §3).
 mod hop;
+/// The hybrid KEM `MLKEM768-X25519` and its backends (SPEC.md §2, §11).
 mod kem;
+/// Forward packets and unwrapping (SPEC.md §5.2, §6).
 mod packet;
+/// The payload's layers and its zero tag (SPEC.md §5.2, §5.4, §5.5, §6).
 mod payload;
 #[cfg(feature = "pem")]
 pub mod pem;
+/// SURBs, replies, reply decryption (SPEC.md §5.3–§5.5).
 mod surb;
 
 pub use commands::{Command, Commands, NodeId, RecipientId, SurbId};

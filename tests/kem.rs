@@ -154,9 +154,16 @@ fn secrets_never_print() {
     let printed = format!("{key:?}");
     assert!(printed.starts_with("PrivateKey"), "{printed}");
     assert!(!printed.contains(&secret_hex), "{printed}");
+    // A public key prints its first eight bytes, for logs.
+    let public = hex::encode(&key.public_key().as_bytes()[..8]);
+    assert_eq!(
+        format!("{:?}", key.public_key()),
+        format!("PublicKey({public}…)")
+    );
 
     let (ct, ss) = hazmat::encapsulate(key.public_key(), &mut rng(8)).unwrap();
     let printed = format!("{ss:?}");
+    assert_eq!(printed, "SharedSecret { .. }");
     assert!(
         !printed.contains(&hex::encode(&ss.as_bytes()[..4])),
         "{printed}"
@@ -376,11 +383,7 @@ fn every_backend_refuses_the_same_keys_and_ciphertexts() {
             );
             let mut bad = ct;
             bad[..32].copy_from_slice(&point);
-            assert_eq!(
-                on_b.decapsulate(&bad).err(),
-                Some(Error::Kem),
-                "{b:?}"
-            );
+            assert_eq!(on_b.decapsulate(&bad).err(), Some(Error::Kem), "{b:?}");
         }
         let mut bytes = key.public_key().to_bytes();
         bytes[32] = 0xff;
@@ -396,4 +399,44 @@ fn every_backend_refuses_the_same_keys_and_ciphertexts() {
             Some(Error::Key(KeyError::Inconsistent))
         );
     }
+}
+
+/// The ML-KEM hook of `kem_backends` (used by the benches) is the key and
+/// the decapsulation the library runs: on every backend, the encapsulation
+/// key a private key stores and the ML-KEM half of its decapsulation.
+#[test]
+fn mlkem_hook_is_what_the_library_computes() {
+    let seed = [0x21u8; 96];
+    let key = PrivateKey::from_seed(&seed);
+    let (ct, _) = hazmat::encapsulate(key.public_key(), &mut rng(3)).unwrap();
+    let expected = hazmat::debug_decapsulate(&key, &ct).unwrap();
+    let d_z: [u8; 64] = seed[32..].try_into().unwrap();
+    let mlkem_ct: [u8; 1_088] = ct[32..].try_into().unwrap();
+    for &b in Backend::ALL {
+        let (ek, ss) = differential::mlkem_decapsulate(b, &d_z, &mlkem_ct);
+        assert_eq!(ek[..], key.public_key().as_bytes()[32..], "{b:?}");
+        assert_eq!(ss, expected.mlkem_shared_secret, "{b:?}");
+    }
+}
+
+/// SURB keys wiped in place are all zero afterwards.
+#[test]
+fn surb_keys_zeroize() {
+    use zeroize::Zeroize;
+    let mut keys = SurbKeys::from_bytes(&[0x5c; 320]);
+    keys.zeroize();
+    assert_eq!(*keys.to_bytes(), [0u8; 320]);
+}
+
+/// libcrux's ML-KEM keys are expanded for its AVX2 code exactly when the
+/// CPU has AVX2 and the build is not forced portable.
+#[cfg(feature = "libcrux")]
+#[test]
+fn the_mlkem_path_is_the_one_the_build_and_cpu_allow() {
+    #[cfg(target_arch = "x86_64")]
+    let cpu = std::arch::is_x86_feature_detected!("avx2");
+    #[cfg(not(target_arch = "x86_64"))]
+    let cpu = false;
+    let expected = cpu && !cfg!(kemsphinx_backend = "portable");
+    assert_eq!(differential::mlkem_avx2_active(), expected);
 }

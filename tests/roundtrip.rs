@@ -36,12 +36,17 @@ fn walk(nodes: &[common::Node], packet: &mut [u8; PACKET_LEN], delays: [u32; 3])
         tags.push(tag);
         let out = unwrap(&node.key, packet).unwrap_or_else(|e| panic!("hop {i}: {e}"));
         assert_eq!(out.replay_tag, tag);
+        assert_eq!(
+            format!("{tag:?}"),
+            format!("ReplayTag({})", hex::encode(tag.0))
+        );
         let terminal = match out.action {
             Action::Forward { next_hop, delay } => {
                 assert!(i < 3, "terminal hop forwarded");
                 assert_eq!(next_hop, nodes[i + 1].id);
                 assert_eq!(delay, Some(delays[i]));
                 assert_eq!(out.commands.len(), 2);
+                assert!(!out.commands.is_empty());
                 continue;
             }
             Action::Deliver { recipient, payload } => {
@@ -93,6 +98,11 @@ fn surb_replies_decrypt_at_the_creator() {
         let cmds = commands(delays, reply_to(recipient, surb_id));
         let (surb, keys) = create_surb(&mut rng, &path(&nodes, &cmds)).unwrap();
         assert_eq!(surb.first_hop(), nodes[0].id);
+        // Logs may show where a SURB leads, never its reply key.
+        assert_eq!(
+            format!("{surb:?}"),
+            format!("Surb {{ first_hop: {:?}, .. }}", nodes[0].id)
+        );
 
         // The SURB travels as bytes; the replier parses it back.
         let surb = Surb::try_from(&surb.as_bytes()[..]).unwrap();

@@ -306,6 +306,15 @@ pub fn mlkem_decapsulate(
     })
 }
 
+/// Whether [`Backend::Libcrux`] expands ML-KEM keys for libcrux's AVX2 code
+/// in this process (x86_64 with AVX2, not forced portable with
+/// `--cfg kemsphinx_backend="portable"`); otherwise its portable code.
+#[cfg(feature = "libcrux")]
+#[must_use]
+pub fn mlkem_avx2_active() -> bool {
+    seam::libcrux::use_avx2()
+}
+
 /// Whether [`Backend::Libcrux`] runs X25519 on verified assembly in this
 /// process: the features `libcrux` and `x25519-asm` are on, the CPU has
 /// every instruction the assembly needs, and the build is neither forced

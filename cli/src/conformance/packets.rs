@@ -224,6 +224,6 @@ pub(crate) fn surb(case: &Value) -> Outcome {
     same(
         "recreated SURB keys",
         &our_keys.to_bytes()[..],
-        &keys.to_bytes()[..],
+        &bytes(case, "surb_keys")?,
     )
 }

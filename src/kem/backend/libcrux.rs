@@ -34,7 +34,7 @@ mod portable {
 /// Whether this CPU runs libcrux's AVX2 code. Building with
 /// `--cfg kemsphinx_backend="portable"` forces the portable code, so CI can
 /// test it on machines that have AVX2.
-fn use_avx2() -> bool {
+pub(in crate::kem) fn use_avx2() -> bool {
     cfg!(target_arch = "x86_64")
         && !cfg!(kemsphinx_backend = "portable")
         && libcrux_platform::simd256_support()

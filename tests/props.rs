@@ -11,6 +11,10 @@
 //! 5. reply decryption with any one wrong key block fails.
 //!
 //! Fewer cases in debug builds, where ML-KEM and AEZ run unoptimised.
+//! `PROPTEST_CASES` overrides the counts (`proptest!` applies the
+//! `PROPTEST_*` variables on top of each `proptest_config`, and
+//! `proptest_cases_sets_the_number_of_cases` checks that it does), for a
+//! long run: `PROPTEST_CASES=10000 cargo test --release --test props`.
 
 // Tests unwrap, index and panic freely; the library denies all of this.
 #![allow(
@@ -38,7 +42,7 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use rand_core::Rng;
 
-/// Cases per property.
+/// Cases per property, unless `PROPTEST_CASES` is set.
 const CASES: u32 = if cfg!(debug_assertions) { 8 } else { 256 };
 
 fn config(cases: u32) -> ProptestConfig {
@@ -46,6 +50,20 @@ fn config(cases: u32) -> ProptestConfig {
         cases,
         ..ProptestConfig::default()
     }
+}
+
+/// The number of cases a property with `config(CASES)` runs is
+/// `PROPTEST_CASES` when that is set, else `CASES`: a long run really runs
+/// longer, and a default run what this file says.
+#[test]
+fn proptest_cases_sets_the_number_of_cases() {
+    let ran = std::cell::Cell::new(0u32);
+    proptest!(config(CASES), |(_byte in any::<u8>())| {
+        ran.set(ran.get() + 1);
+    });
+    let want = std::env::var("PROPTEST_CASES").map_or(CASES, |v| v.parse().unwrap());
+    println!("{} cases run, {want} wanted", ran.get());
+    assert_eq!(ran.get(), want);
 }
 
 proptest! {

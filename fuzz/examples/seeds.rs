@@ -22,9 +22,11 @@ use chacha20::ChaCha20Rng;
 use kemsphinx::geometry::{PACKET_LEN, PRIVATE_KEY_LEN, SPRP_KEY_BLOCK_LEN};
 use kemsphinx::{Action, Command, Hop, RecipientId, SurbId, create_packet, create_surb, unwrap};
 use kemsphinx_fuzz::input::{
-    HOP_KEYS_LEN, KemCase, KemCiphertext, KemKey, KemOp, Mutated, Mutation, Reply, commands,
+    HOP_KEYS_LEN, KemCase, KemCiphertext, KemKey, KemOp, Keyed, Mutated, Mutation, Reply, commands,
     serialise,
 };
+use kemsphinx_fuzz::model::{KEM_CT, PAYLOAD, ROUTING, Step};
+use kemsphinx_fuzz::trip::Trip;
 use kemsphinx_fuzz::{nodes, padded, raw_key};
 use rand_core::SeedableRng;
 use serde_json::Value;
@@ -56,6 +58,7 @@ fn main() {
         &corpus.dir("kem_differential"),
         &vectors("reference/kem.json"),
     );
+    unwrap_header(&corpus.dir("unwrap_header"), &forward, &surb);
 }
 
 /// `fuzz/corpus`, with one emptied directory per target.
@@ -315,5 +318,70 @@ fn kem_differential(dir: &Path, kem: &[Value]) {
         };
         write(dir, case["id"].as_str().unwrap(), &input.encode());
         n += 1;
+    }
+}
+
+/// For `unwrap_header`: a forward packet and a SURB reply over the fixed
+/// nodes (a vector case's commands, a short payload), at every hop with the
+/// shared secret that hop decapsulates, so every seed passes the MAC. The
+/// forward packet's first and last hops as received (16 KB each); every
+/// hop with its routing block and payload in plaintext and `SEAL` (the
+/// payload zero where the hop does not check it, which keeps seeds short).
+fn unwrap_header(dir: &Path, forward: &[Value], surb: &[Value]) {
+    for (name, case, is_surb) in [("forward", &forward[3], false), ("reply", &surb[3], true)] {
+        let input = Mutated {
+            surb: is_surb,
+            start_hop: 0,
+            seed: [0x5e; 32],
+            commands: hop_commands(case),
+            mutations: Vec::new(),
+            payload: b"unwrap_header seed".to_vec(),
+        };
+        let trip = Trip::create(&input).unwrap();
+        let walk = trip.walk(0, trip.first.clone());
+        trip.assert_delivers(&walk);
+        for (hop, packet) in walk.received.iter().enumerate() {
+            let ct = packet[KEM_CT..ROUTING].try_into().unwrap();
+            let ss = *kemsphinx::hazmat::decapsulate(&nodes()[hop].key, ct)
+                .unwrap()
+                .as_bytes();
+            let step = &walk.steps[hop];
+            if !is_surb && (hop == 0 || hop == 3) {
+                let raw = Keyed {
+                    flags: 0,
+                    shared_secret: ss,
+                    packet: packet.clone(),
+                };
+                assert_eq!(&raw.check(), step);
+                write(dir, &format!("{name}-hop{hop}"), &raw.encode());
+            }
+            let flags = Keyed::PLAIN_PAYLOAD | Keyed::PLAIN_BLOCK | Keyed::SEAL;
+            let mut plain = Keyed::plain(flags, ss, packet);
+            if !matches!(step, Step::Deliver { .. }) {
+                plain.packet[PAYLOAD..].fill(0);
+            }
+            // The same step; a reply's bytes differ (its payload was zeroed).
+            let got = plain.check();
+            assert_eq!(without_reply(got), without_reply(step.clone()));
+            write(dir, &format!("{name}-hop{hop}-plain"), &plain.encode());
+        }
+    }
+}
+
+/// A step with a reply's bytes dropped.
+fn without_reply(step: Step) -> Step {
+    match step {
+        Step::Reply {
+            recipient,
+            surb_id,
+            commands,
+            ..
+        } => Step::Reply {
+            recipient,
+            surb_id,
+            commands,
+            reply: Vec::new(),
+        },
+        other => other,
     }
 }

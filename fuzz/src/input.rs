@@ -6,9 +6,13 @@
 
 use kemsphinx::geometry::{
     HOPS, KEM_CIPHERTEXT_LEN, KEY_SEED_LEN, PACKET_LEN, PAYLOAD_LEN, PRIVATE_KEY_LEN,
-    SPRP_KEY_BLOCK_LEN, SURB_LEN,
+    SHARED_SECRET_LEN, SPRP_KEY_BLOCK_LEN, SURB_LEN,
 };
 use kemsphinx::{Command, hazmat};
+
+use crate::model::{
+    BLOCK, Keys, MAC, PAYLOAD, Step, check_hop_with_plain_payload, check_hop_with_shared_secret,
+};
 
 /// Reads fields off the front of an input; past the end it yields zeros.
 pub struct Reader<'a>(&'a [u8]);
@@ -347,5 +351,114 @@ impl KemCase {
             }
         }
         out
+    }
+}
+
+/// `unwrap_header`: a hop's KEM shared secret and a packet, and flags that
+/// let the fuzzer write the parts the hop decrypts in plaintext.
+///
+/// Layout: flags ‖ shared secret 32 ‖ packet (zero-padded or truncated to
+/// 16,150 bytes). [`Keyed::prepare`] turns it into the packet the hop
+/// receives: with [`Keyed::PLAIN_BLOCK`] the hop's routing block
+/// (commands and next KEM ciphertext) is given decrypted, and is encrypted
+/// with the hop's header stream; with [`Keyed::SEAL`] the header MAC is
+/// recomputed and written. Both use the model's primitives, not the
+/// library's, so a mutated command reaches the parser with a verified MAC.
+/// With [`Keyed::PLAIN_PAYLOAD`] the payload is given as the hop sees it
+/// after removing its layer (see `model::check_hop_with_plain_payload`,
+/// which adds the layer).
+#[derive(Clone)]
+pub struct Keyed {
+    /// [`Keyed::PLAIN_PAYLOAD`], [`Keyed::PLAIN_BLOCK`], [`Keyed::SEAL`].
+    pub flags: u8,
+    /// The shared secret the hop's KEM would have given.
+    pub shared_secret: [u8; SHARED_SECRET_LEN],
+    /// The packet, before [`Keyed::prepare`].
+    pub packet: Box<[u8; PACKET_LEN]>,
+}
+
+impl Keyed {
+    /// The payload is plaintext: the hop's layer is still to be added.
+    pub const PLAIN_PAYLOAD: u8 = 1;
+    /// The hop's routing block is plaintext: encrypt it with the stream.
+    pub const PLAIN_BLOCK: u8 = 2;
+    /// Write the header MAC the hop's key gives.
+    pub const SEAL: u8 = 4;
+
+    /// Decode any byte string.
+    pub fn decode(data: &[u8]) -> Self {
+        let mut r = Reader::new(data);
+        Self {
+            flags: r.byte(),
+            shared_secret: r.array(),
+            packet: crate::padded(r.rest()),
+        }
+    }
+
+    /// The encoding [`Keyed::decode`] reads back, without the packet's
+    /// trailing zeros (which decoding restores).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![self.flags];
+        out.extend_from_slice(&self.shared_secret);
+        let len = self
+            .packet
+            .iter()
+            .rposition(|&b| b != 0)
+            .map_or(0, |i| i + 1);
+        out.extend_from_slice(&self.packet[..len]);
+        out
+    }
+
+    /// The packet with its routing block encrypted and its MAC written,
+    /// as the flags ask (the payload as given).
+    pub fn prepare(&self) -> Box<[u8; PACKET_LEN]> {
+        let keys = Keys::derive(&self.shared_secret);
+        let mut packet = self.packet.clone();
+        if self.flags & Self::PLAIN_BLOCK != 0 {
+            for (b, s) in packet[BLOCK].iter_mut().zip(keys.stream()) {
+                *b ^= s;
+            }
+        }
+        if self.flags & Self::SEAL != 0 {
+            let mac = keys.mac(&packet);
+            packet[MAC..PAYLOAD].copy_from_slice(&mac);
+        }
+        packet
+    }
+
+    /// Unwrap the prepared packet through
+    /// `hazmat::unwrap_with_shared_secret`, checked against the model
+    /// (panics where they differ); what the hop did.
+    pub fn check(&self) -> Step {
+        let mut packet = self.prepare();
+        if self.flags & Self::PLAIN_PAYLOAD != 0 {
+            check_hop_with_plain_payload(&self.shared_secret, &mut packet)
+        } else {
+            check_hop_with_shared_secret(&self.shared_secret, &mut packet)
+        }
+    }
+
+    /// For the seeds: the input with `flags` whose hop receives `packet`
+    /// (the MAC is kept, so `SEAL` rewrites the one it has).
+    pub fn plain(
+        flags: u8,
+        shared_secret: [u8; SHARED_SECRET_LEN],
+        packet: &[u8; PACKET_LEN],
+    ) -> Self {
+        let keys = Keys::derive(&shared_secret);
+        let mut packet = Box::new(*packet);
+        if flags & Self::PLAIN_BLOCK != 0 {
+            for (b, s) in packet[BLOCK].iter_mut().zip(keys.stream()) {
+                *b ^= s;
+            }
+        }
+        if flags & Self::PLAIN_PAYLOAD != 0 {
+            keys.decipher_payload(&mut packet[PAYLOAD..]);
+        }
+        Self {
+            flags,
+            shared_secret,
+            packet,
+        }
     }
 }

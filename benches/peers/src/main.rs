@@ -25,9 +25,12 @@ use rand_core::SeedableRng;
 /// Operations per timed batch.
 const BATCH: usize = 20;
 
-/// One measured operation: a name and a closure that times one batch.
+/// One measured operation: who, at which payload size, what, and a
+/// closure that times one batch.
 struct Bench {
-    name: String,
+    implementation: String,
+    payload: usize,
+    operation: &'static str,
     run: Box<dyn FnMut() -> Duration>,
     samples: Vec<f64>,
 }
@@ -53,12 +56,21 @@ fn main() {
         b.samples.sort_by(f64::total_cmp);
         let median = b.samples[b.samples.len() / 2];
         println!(
-            "| {} | {:.1} µs | {} × {BATCH} |",
-            b.name,
+            "| {} ({} B payload) | {} | {:.1} µs | {} × {BATCH} |",
+            b.implementation,
+            b.payload,
+            b.operation,
             median * 1e6,
             b.samples.len()
         );
-        json.push(serde_json::json!({ "name": b.name, "median_s": median, "rounds": b.samples.len(), "batch": BATCH }));
+        json.push(serde_json::json!({
+            "implementation": b.implementation,
+            "payload_bytes": b.payload,
+            "operation": b.operation,
+            "median_s": median,
+            "rounds": b.samples.len(),
+            "batch": BATCH,
+        }));
     }
     if let Some(path) = flag(&args, "--json") {
         std::fs::write(path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
@@ -71,9 +83,20 @@ fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
         .map(|i| args[i + 1].as_str())
 }
 
-fn bench(name: String, run: impl FnMut() -> Duration + 'static) -> Bench {
+/// The two operations each implementation is timed on.
+const CREATE: &str = "create, 4 hops";
+const UNWRAP: &str = "unwrap one hop";
+
+fn bench(
+    implementation: &str,
+    payload: usize,
+    operation: &'static str,
+    run: impl FnMut() -> Duration + 'static,
+) -> Bench {
     Bench {
-        name,
+        implementation: implementation.into(),
+        payload,
+        operation,
         run: Box::new(run),
         samples: Vec::new(),
     }
@@ -106,10 +129,10 @@ fn kemsphinx_benches() -> Vec<Bench> {
     let mut first = Box::new([0u8; PACKET_LEN]);
     kemsphinx::create_packet(&mut rng, &path(), payload, &mut first).unwrap();
     let first: &'static [u8; PACKET_LEN] = Box::leak(first);
-    let name = |op: &str| format!("kemsphinx (PQ hybrid, {PAYLOAD_LEN} B payload) | {op}");
+    let name = "kemsphinx (PQ hybrid)";
     let mut out_buf = Box::new([0u8; PACKET_LEN]);
     vec![
-        bench(name("create, 4 hops"), move || {
+        bench(name, PAYLOAD_LEN, CREATE, move || {
             timed(
                 || (),
                 |()| {
@@ -118,7 +141,7 @@ fn kemsphinx_benches() -> Vec<Bench> {
                 },
             )
         }),
-        bench(name("unwrap one hop"), move || {
+        bench(name, PAYLOAD_LEN, UNWRAP, move || {
             timed(
                 || Box::new(*first),
                 |mut p| {
@@ -165,10 +188,9 @@ fn sphinx_benches(payload_size: usize) -> Vec<Bench> {
             .to_bytes(),
     );
     let key: &'static StaticSecret = Box::leak(Box::new(secrets[0].clone()));
-    let name =
-        |op: &str| format!("Nym sphinx-packet 0.8 (X25519, {payload_size} B payload) | {op}");
+    let name = "Nym sphinx-packet 0.8 (X25519)";
     vec![
-        bench(name("create, 4 hops"), move || {
+        bench(name, payload_size, CREATE, move || {
             timed(
                 || (),
                 |()| {
@@ -180,7 +202,7 @@ fn sphinx_benches(payload_size: usize) -> Vec<Bench> {
                 },
             )
         }),
-        bench(name("unwrap one hop"), move || {
+        bench(name, payload_size, UNWRAP, move || {
             timed(
                 || SphinxPacket::from_bytes(bytes).unwrap(),
                 |p| {
@@ -212,10 +234,9 @@ fn outfox_benches(payload_size: usize) -> Vec<Bench> {
     let packet = OutfoxPacket::build(message, route, destination, Some(payload_size)).unwrap();
     let bytes: &'static [u8] = Vec::leak(packet.to_bytes().unwrap());
     let key: &'static StaticSecret = Box::leak(Box::new(secrets[0].clone()));
-    let name =
-        |op: &str| format!("Nym Outfox 1.21.6 (X25519 KEM, {payload_size} B payload) | {op}");
+    let name = "Nym Outfox 1.21.6 (X25519 KEM)";
     vec![
-        bench(name("create, 4 hops"), move || {
+        bench(name, payload_size, CREATE, move || {
             timed(
                 || (),
                 |()| {
@@ -226,7 +247,7 @@ fn outfox_benches(payload_size: usize) -> Vec<Bench> {
                 },
             )
         }),
-        bench(name("unwrap one hop"), move || {
+        bench(name, payload_size, UNWRAP, move || {
             timed(
                 || OutfoxPacket::try_from(bytes).unwrap(),
                 |mut p| {

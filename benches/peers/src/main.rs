@@ -2,7 +2,8 @@
 //! (`nym-outfox`, X25519 as the KEM): create a four-hop packet, and unwrap
 //! one hop, each at its own payload size and at about 10 KB.
 //!
-//! All measurements run in one process, interleaved round by round, so
+//! All measurements run in one process, interleaved round by round (after
+//! a second of unrecorded warm-up rounds), so
 //! the ratios compare like with like on a noisy machine. A round times a
 //! batch of operations on inputs prepared outside the timed region (the
 //! peers consume their packet on unwrap, so each gets a fresh copy); the
@@ -10,7 +11,7 @@
 //! figures leave out serialising the outgoing packet (kemsphinx works in
 //! place and has nothing to serialise).
 //!
-//! `cargo run --release --manifest-path benches/peers/Cargo.toml [-- --rounds N] [--json FILE]`
+//! `cargo run --release --manifest-path benches/peers/Cargo.toml [-- --rounds N] [--json FILE] [--only TEXT]`
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -44,6 +45,20 @@ fn main() {
     benches.extend(sphinx_benches(10_240));
     benches.extend(outfox_benches(1_024));
     benches.extend(outfox_benches(10_156));
+    // `--only TEXT`: keep the implementations whose name contains TEXT.
+    if let Some(only) = flag(&args, "--only") {
+        benches.retain(|b| b.implementation.contains(only));
+    }
+    // Warm up: a second of whole rounds, not recorded. Without it the
+    // first few hundred milliseconds of the process run up to twice as
+    // slow on the VMs (kemsphinx's create measured 430 µs cold, 245 µs
+    // warm), and with few rounds that skews the medians.
+    let warm = Instant::now();
+    while warm.elapsed() < Duration::from_secs(1) {
+        for b in &mut benches {
+            (b.run)();
+        }
+    }
     for _ in 0..rounds {
         for b in &mut benches {
             let t = (b.run)();

@@ -1,12 +1,15 @@
 //! The primitives of one unwrap that the library does not expose as hooks,
 //! run alone the way the selected KEM backend runs them.
 
+use kemsphinx::geometry::MLKEM_CT_LEN;
+
 /// ML-KEM-768 decapsulation alone, with the crate, code path and key form
 /// the selected KEM backend ([`kemsphinx::KEM_BACKEND`]) uses on unwrap:
 /// libcrux's unpacked key pair (AVX2 where the CPU has it and the build is
 /// not forced portable), or RustCrypto `ml-kem`'s expanded key.
 pub struct MlKemAlone {
     path: &'static str,
+    ciphertext: [u8; MLKEM_CT_LEN],
     run: Box<dyn FnMut() -> [u8; 32]>,
 }
 
@@ -17,7 +20,10 @@ impl Default for MlKemAlone {
 }
 
 impl MlKemAlone {
-    /// A key from a fixed seed and a ciphertext to it, on the selected
+    /// The seed `d ‖ z` of the key.
+    pub const SEED: [u8; 64] = [7; 64];
+
+    /// A key from [`MlKemAlone::SEED`] and a ciphertext to it, on the selected
     /// backend's code path.
     #[must_use]
     pub fn new() -> Self {
@@ -27,18 +33,20 @@ impl MlKemAlone {
         #[cfg(target_arch = "x86_64")]
         if libcrux_avx2() {
             use libcrux_ml_kem::mlkem768::avx2::unpacked as avx2;
-            let kp = avx2::generate_key_pair([7; 64]);
+            let kp = avx2::generate_key_pair(Self::SEED);
             let (ct, _) = avx2::encapsulate(kp.public_key(), [9; 32]);
             return Self {
                 path: "libcrux-ml-kem, AVX2",
+                ciphertext: *ct.as_slice(),
                 run: Box::new(move || avx2::decapsulate(&kp, &ct)),
             };
         }
         use libcrux_ml_kem::mlkem768::portable::unpacked as portable;
-        let kp = portable::generate_key_pair([7; 64]);
+        let kp = portable::generate_key_pair(Self::SEED);
         let (ct, _) = portable::encapsulate(kp.public_key(), [9; 32]);
         Self {
             path: "libcrux-ml-kem, portable",
+            ciphertext: *ct.as_slice(),
             run: Box::new(move || portable::decapsulate(&kp, &ct)),
         }
     }
@@ -46,12 +54,13 @@ impl MlKemAlone {
     /// RustCrypto `ml-kem`, as the `rustcrypto` backend runs it.
     fn rustcrypto() -> Self {
         use ml_kem::kem::Decapsulate;
-        let dk = ml_kem::DecapsulationKey::<ml_kem::MlKem768>::from_seed([7; 64].into());
+        let dk = ml_kem::DecapsulationKey::<ml_kem::MlKem768>::from_seed(Self::SEED.into());
         let (ct, _) = dk
             .encapsulation_key()
             .encapsulate_deterministic(&[9; 32].into());
         Self {
             path: "RustCrypto ml-kem, portable",
+            ciphertext: ct.into(),
             run: Box::new(move || dk.decapsulate(&ct).into()),
         }
     }
@@ -59,6 +68,12 @@ impl MlKemAlone {
     /// One decapsulation; returns the shared secret.
     pub fn decapsulate(&mut self) -> [u8; 32] {
         (self.run)()
+    }
+
+    /// The ciphertext it decapsulates.
+    #[must_use]
+    pub fn ciphertext(&self) -> &[u8; MLKEM_CT_LEN] {
+        &self.ciphertext
     }
 
     /// The crate and code path this runs on, e.g. `libcrux-ml-kem, AVX2`.

@@ -37,6 +37,15 @@ fn cpuinfo(key: &str) -> Option<String> {
         .map(|(_, v)| v.trim().to_owned())
 }
 
+/// The 1-, 5- and 15-minute load averages (other processes competing for
+/// the CPUs while measuring).
+pub(crate) fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg").map_or_else(
+        |_| "unknown".into(),
+        |l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
+    )
+}
+
 /// Output of a command, trimmed, or `unknown`.
 pub(crate) fn run(cmd: &str, args: &[&str]) -> String {
     Command::new(cmd)

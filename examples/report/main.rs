@@ -63,6 +63,8 @@ pub(crate) struct Results {
     pub(crate) rss: (Option<u64>, Option<u64>),
     pub(crate) stack: Option<(usize, usize)>,
     pub(crate) code: (Option<u64>, Option<u64>),
+    /// /proc/loadavg when measuring started and when it ended.
+    pub(crate) load: (String, String),
 }
 
 /// The sampling plan: full, or `--quick`.
@@ -124,7 +126,8 @@ fn main() {
         children::build_peers()
     };
     let code = probes::code_size();
-    eprintln!("measuring (this takes a few minutes)…");
+    let load_start = env::load();
+    eprintln!("measuring (this takes a few minutes; load average {load_start})…");
     let plan = plan(quick);
     let net = Net::new();
     let ops = measure::operations(&net, plan);
@@ -160,6 +163,7 @@ fn main() {
         rss: probes::peak_rss(),
         stack: probes::unwrap_stack(),
         code,
+        load: (load_start, env::load()),
     };
     let (md, json) = write::files(&results, Path::new(out_dir));
     print!("{}", std::fs::read_to_string(&md).unwrap_or_default());

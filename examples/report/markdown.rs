@@ -61,6 +61,11 @@ fn environment(m: &mut String, r: &Results) {
         e.cpu, e.vendor, e.family_model, e.logical_cpus
     );
     let _ = writeln!(m, "| frequency governor | {} |", e.governor);
+    let _ = writeln!(
+        m,
+        "| load average (1, 5, 15 min) | {} when measuring began, {} when it ended |",
+        r.load.0, r.load.1
+    );
     let feats: Vec<String> = e
         .features
         .iter()

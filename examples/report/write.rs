@@ -134,6 +134,7 @@ fn to_json(r: &Results, when: &str) -> serde_json::Value {
             "runs_on": e.used.iter().map(|(w, h)| (w.to_string(), h.clone())).collect::<BTreeMap<_, _>>(),
             "os": e.os, "kernel": e.kernel, "rustc": e.rustc, "version": e.version, "commit": e.commit, "profile": e.profile,
         },
+        "load_average": {"start": r.load.0, "end": r.load.1},
         "vectors_passed": r.vectors_passed,
         "targets": crate::targets::check(r).iter().map(|t| json!({
             "issue": t.issue, "target": t.what, "bound": t.bound, "measured": t.measured, "status": t.status.key(),

@@ -33,6 +33,20 @@ pub(crate) fn report(r: &Results, when: &str) -> String {
         (`shared/reference/performance.md`); a speed-up is never quoted against another CPU.\n",
         r.plan.samples
     );
+    let busy = |l: &str| {
+        l.split_whitespace()
+            .next()
+            .and_then(|x| x.parse::<f64>().ok())
+            .is_some_and(|x| x >= 1.0)
+    };
+    if busy(&r.load.0) || busy(&r.load.1) {
+        let _ = writeln!(
+            m,
+            "**The machine was busy while this ran (1-minute load average {} at the start, {} at             the end; see the environment).** Other processes slow every operation here, so the             absolute times are inflated and the speed-ups against the reference's figures             (measured in another run) understated; the ratios within a table, measured             interleaved, still compare like with like.\n",
+            r.load.0.split_whitespace().next().unwrap_or("?"),
+            r.load.1.split_whitespace().next().unwrap_or("?")
+        );
+    }
     environment(&mut m, r);
     let _ = writeln!(
         m,

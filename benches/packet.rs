@@ -4,14 +4,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-mod support;
-
 use chacha20::ChaCha20Rng;
 use divan::{Bencher, black_box};
 use kemsphinx::geometry::{PACKET_LEN, PAYLOAD_LEN};
 use kemsphinx::{Action, PrivateKey, Surb, create_packet, create_surb, hazmat, unwrap};
+use kemsphinx_support::bench::{Buffers, Net};
 use rand_core::SeedableRng;
-use support::{Buffers, Net};
 
 #[global_allocator]
 static ALLOC: divan::AllocProfiler = divan::AllocProfiler::system();
@@ -77,8 +75,8 @@ fn create_surb_bench(b: Bencher) {
 #[divan::bench(args = [0, 1, 2, 3])]
 fn unwrap_hop(b: Bencher, hop: usize) {
     let net = Net::new();
-    let packet = net.forward_packets().swap_remove(hop);
-    let key = &net.keys[hop];
+    let packet = net.forward_packets().unwrap().swap_remove(hop);
+    let key = &net.nodes[hop].key;
     b.with_inputs(|| packet.clone())
         .bench_local_refs(|p| matches!(unwrap(key, p).unwrap().action, Action::Forward { .. }));
 }
@@ -86,9 +84,9 @@ fn unwrap_hop(b: Bencher, hop: usize) {
 #[divan::bench]
 fn unwrap_all_four_hops(b: Bencher) {
     let net = Net::new();
-    let packet = net.forward_packets().swap_remove(0);
+    let packet = net.first_packet().unwrap();
     b.with_inputs(|| packet.clone()).bench_local_refs(|p| {
-        for key in &net.keys {
+        for key in net.keys() {
             unwrap(key, p).unwrap();
         }
     });
@@ -98,7 +96,7 @@ fn unwrap_all_four_hops(b: Bencher) {
 fn reply_from_surb(b: Bencher) {
     let net = Net::new();
     let payload = Box::new([4u8; PAYLOAD_LEN]);
-    let (surb, _, _) = net.surb_reply(&payload);
+    let (surb, _, _) = net.surb_reply(&payload).unwrap();
     let mut out = Box::new([0u8; PACKET_LEN]);
     b.with_inputs(|| Surb::from_bytes(&surb).unwrap())
         .bench_local_values(|surb| surb.reply(&payload, &mut out));
@@ -107,7 +105,7 @@ fn reply_from_surb(b: Bencher) {
 #[divan::bench]
 fn decrypt_reply(b: Bencher) {
     let net = Net::new();
-    let (_, keys, reply) = net.surb_reply(&[4; PAYLOAD_LEN]);
+    let (_, keys, reply) = net.surb_reply(&[4; PAYLOAD_LEN]).unwrap();
     b.with_inputs(|| reply.clone())
         .bench_local_refs(|r| keys.decrypt_reply(r).map(|p| p[0]).unwrap());
 }
@@ -120,5 +118,5 @@ fn full_request_reply(b: Bencher) {
     let net = Net::new();
     let mut rng = ChaCha20Rng::from_seed([1; 32]);
     let mut bufs = Buffers::new();
-    b.bench_local(|| net.request_reply(&mut rng, &mut bufs));
+    b.bench_local(|| net.request_reply(&mut rng, &mut bufs).unwrap());
 }

@@ -10,8 +10,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-mod support;
-
 use aes::Aes256;
 use aez5::Aez;
 use ctr::Ctr128BE;
@@ -24,6 +22,7 @@ use kemsphinx::geometry::{
 };
 use kemsphinx::hazmat::kem_backends::{self as differential, Backend, BackendPrivateKey};
 use kemsphinx::{PrivateKey, hazmat};
+use kemsphinx_support::bench::{self as fixtures, MlKemAlone};
 use sha2::Sha256;
 
 #[global_allocator]
@@ -33,11 +32,12 @@ fn main() {
     divan::main();
 }
 
-/// The ML-KEM-768 decapsulation the unwrap path uses (libcrux, unpacked,
-/// AVX2 where available), on its own.
+/// The ML-KEM-768 decapsulation the unwrap path uses, on its own (the
+/// selected backend's crate and code path: libcrux unpacked, AVX2 where
+/// available; or RustCrypto `ml-kem`).
 #[divan::bench]
 fn mlkem768_decapsulate(b: Bencher) {
-    let mut mlkem = support::MlKemAlone::new();
+    let mut mlkem = MlKemAlone::new();
     b.bench_local(|| mlkem.decapsulate());
 }
 
@@ -80,11 +80,11 @@ fn x25519_base_point(b: Bencher, backend: &Backend) {
     b.bench_local(|| differential::x25519_base_point(*backend, black_box(&[5; 32])));
 }
 
-/// The BLAKE2b work of one decapsulation (see `support::blake2b_kem_work`).
+/// The BLAKE2b work of one decapsulation (see `kemsphinx_support::bench::blake2b_kem_work`).
 #[divan::bench]
 fn blake2b_kem_work(b: Bencher) {
     let msg = [0x5au8; 1_143];
-    b.bench_local(|| support::blake2b_kem_work(black_box(&msg)));
+    b.bench_local(|| fixtures::blake2b_kem_work(black_box(&msg)));
 }
 
 /// HKDF-SHA256-Expand to 160 bytes (the per-hop key set).

@@ -1,15 +1,24 @@
-//! The environment a report was measured in.
+//! The environment a report was measured in, and what code runs in it.
 
 use std::process::Command;
+
+use kemsphinx::hazmat::kem_backends;
+use kemsphinx_support::bench::MlKemAlone;
+
+use crate::reference::{self, Reference};
 
 /// Facts about the machine and the build.
 pub(crate) struct Environment {
     pub(crate) cpu: String,
+    pub(crate) vendor: String,
+    pub(crate) family_model: String,
     pub(crate) logical_cpus: usize,
     pub(crate) cpu_mhz: Option<f64>,
     pub(crate) governor: String,
     pub(crate) features: Vec<(&'static str, bool)>,
+    /// What runs: (what, how).
     pub(crate) used: Vec<(&'static str, String)>,
+    pub(crate) reference: Result<&'static Reference, String>,
     pub(crate) os: String,
     pub(crate) kernel: String,
     pub(crate) rustc: String,
@@ -28,8 +37,17 @@ fn cpuinfo(key: &str) -> Option<String> {
         .map(|(_, v)| v.trim().to_owned())
 }
 
+/// The 1-, 5- and 15-minute load averages (other processes competing for
+/// the CPUs while measuring).
+pub(crate) fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg").map_or_else(
+        |_| "unknown".into(),
+        |l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
+    )
+}
+
 /// Output of a command, trimmed, or `unknown`.
-fn run(cmd: &str, args: &[&str]) -> String {
+pub(crate) fn run(cmd: &str, args: &[&str]) -> String {
     Command::new(cmd)
         .args(args)
         .output()
@@ -37,6 +55,35 @@ fn run(cmd: &str, args: &[&str]) -> String {
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_else(|| "unknown".into())
+}
+
+/// The KEM backend and its two halves as they run in this process:
+/// (backend, X25519, ML-KEM-768).
+pub(crate) fn kem_paths() -> (&'static str, &'static str, &'static str) {
+    let x25519 = match kemsphinx::KEM_BACKEND {
+        "libcrux" if kem_backends::x25519_asm_active() => {
+            "s2n-bignum verified assembly (graviola), chosen at run time"
+        }
+        "libcrux" => "HACL* portable 64-bit (libcrux-curve25519)",
+        _ => "x25519-dalek 3 (curve25519-dalek, portable)",
+    };
+    (kemsphinx::KEM_BACKEND, x25519, MlKemAlone::new().path())
+}
+
+/// The AEZ implementation `aez5` picks on this CPU.
+pub(crate) fn aez_path() -> String {
+    describe_aez(aez5::Aez::new(&[0; 48]).backend())
+}
+
+/// A readable name of an AEZ implementation.
+pub(crate) fn describe_aez(b: aez5::Backend) -> String {
+    match b {
+        aez5::Backend::Portable => "portable (AES rounds through aes::hazmat)".into(),
+        aez5::Backend::AesNi => "AES-NI, state in registers".into(),
+        aez5::Backend::Vaes => "VAES, 256-bit".into(),
+        aez5::Backend::Vaes512 => "VAES-512 (AVX-512)".into(),
+        other => format!("{other:?}"),
+    }
 }
 
 impl Environment {
@@ -49,13 +96,19 @@ impl Environment {
             ("vaes", std::arch::is_x86_feature_detected!("vaes")),
             ("avx512f", std::arch::is_x86_feature_detected!("avx512f")),
             ("bmi2", std::arch::is_x86_feature_detected!("bmi2")),
+            ("adx", std::arch::is_x86_feature_detected!("adx")),
         ];
         #[cfg(not(target_arch = "x86_64"))]
         let features = Vec::new();
         let flag = |name: &str| features.iter().any(|(n, on)| *n == name && *on);
+        let (kem, x25519, mlkem) = kem_paths();
         let used = vec![
+            ("KEM backend (`kemsphinx::KEM_BACKEND`)", kem.to_owned()),
+            ("X25519", x25519.into()),
+            ("ML-KEM-768", mlkem.into()),
+            ("AEZ (`aez5::Aez::backend()`)", aez_path()),
             (
-                "AES (AEZ, header stream)",
+                "AES-256-CTR (header stream, `aes` crate)",
                 if flag("aes") {
                     "AES-NI"
                 } else {
@@ -64,23 +117,29 @@ impl Environment {
                 .into(),
             ),
             (
-                "ML-KEM-768 (libcrux)",
-                if libcrux_platform::simd256_support() {
-                    "AVX2"
-                } else {
-                    "portable"
-                }
-                .into(),
-            ),
-            (
                 "SHA-256 (HMAC, HKDF)",
                 if flag("sha") { "SHA-NI" } else { "software" }.into(),
             ),
-            ("X25519 (libcrux/HACL*)", "portable 64-bit".into()),
         ];
+        let cpu = cpuinfo("model name").unwrap_or_else(|| "unknown".into());
+        let vendor = cpuinfo("vendor_id").unwrap_or_else(|| "unknown".into());
+        let family = cpuinfo("cpu family").and_then(|f| f.parse().ok());
+        let reference = reference::for_cpu(&reference::Cpu {
+            vendor: &vendor,
+            model_name: &cpu,
+            family,
+            avx512f: flag("avx512f"),
+        });
         let dirty = !run("git", &["status", "--porcelain", "--untracked-files=no"]).is_empty();
         Self {
-            cpu: cpuinfo("model name").unwrap_or_else(|| "unknown".into()),
+            family_model: format!(
+                "family {}, model {}, stepping {}",
+                cpuinfo("cpu family").unwrap_or_default(),
+                cpuinfo("model").unwrap_or_default(),
+                cpuinfo("stepping").unwrap_or_default()
+            ),
+            cpu,
+            vendor,
             logical_cpus: std::thread::available_parallelism().map_or(1, usize::from),
             cpu_mhz: cpuinfo("cpu MHz").and_then(|m| m.parse().ok()),
             governor: std::fs::read_to_string(
@@ -92,6 +151,7 @@ impl Environment {
             ),
             features,
             used,
+            reference,
             os: std::fs::read_to_string("/etc/os-release")
                 .ok()
                 .and_then(|t| {

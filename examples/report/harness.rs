@@ -1,4 +1,8 @@
 //! Timing and allocation counting for the report.
+//!
+//! Every table is measured by [`interleaved`]: its cases take turns, one
+//! sample each per round, so a slow patch of the shared machine slows all
+//! of them alike and the ratios between rows compare like with like.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -54,7 +58,7 @@ pub(crate) fn allocations<T>(f: impl FnOnce() -> T) -> (usize, usize) {
 /// Timing of one operation.
 #[derive(Clone, Debug)]
 pub(crate) struct Timing {
-    pub(crate) name: &'static str,
+    pub(crate) name: String,
     /// Per-operation time of each sample (sorted).
     pub(crate) samples: Vec<Duration>,
     pub(crate) iterations: u32,
@@ -75,48 +79,108 @@ impl Timing {
     pub(crate) fn ops_per_sec(&self) -> f64 {
         1.0 / self.median().as_secs_f64()
     }
+    pub(crate) fn secs(&self) -> f64 {
+        self.median().as_secs_f64()
+    }
 }
 
-/// Time `op` (which gets a fresh input from `setup` each iteration; setup is
-/// not timed): `samples` samples of enough iterations to last ~`target`.
-pub(crate) fn measure<I, T>(
-    name: &'static str,
-    samples: usize,
-    target: Duration,
-    mut setup: impl FnMut() -> I,
-    mut op: impl FnMut(&mut I) -> T,
-) -> Timing {
-    // Warm up and size the sample.
-    let start = Instant::now();
-    let mut warm = 0u32;
-    while start.elapsed() < Duration::from_millis(200) || warm < 3 {
-        let mut input = setup();
-        black_box(op(&mut input));
-        warm += 1;
+/// The timing of `name` in `list`.
+pub(crate) fn find<'a>(list: &'a [Timing], name: &str) -> Option<&'a Timing> {
+    list.iter().find(|x| x.name == name)
+}
+
+/// What one call of a case's closure does.
+enum Run {
+    /// Time this many operations, each on a fresh input (setup untimed).
+    Time(u32),
+    /// Count the allocations of one operation.
+    Count,
+}
+
+/// One row of a table: a name and the closure that measures it.
+pub(crate) struct Case<'a> {
+    name: String,
+    run: Box<dyn FnMut(Run) -> (Duration, usize, usize) + 'a>,
+}
+
+/// A case timing `op`, which gets a fresh input from `setup` (untimed) for
+/// every operation.
+pub(crate) fn case<'a, I, T>(
+    name: impl Into<String>,
+    mut setup: impl FnMut() -> I + 'a,
+    mut op: impl FnMut(&mut I) -> T + 'a,
+) -> Case<'a> {
+    Case {
+        name: name.into(),
+        run: Box::new(move |run| match run {
+            Run::Count => {
+                let mut input = setup();
+                let (a, b) = allocations(|| op(&mut input));
+                (Duration::ZERO, a, b)
+            }
+            Run::Time(n) => {
+                let mut inputs: Vec<I> = (0..n).map(|_| setup()).collect();
+                let start = Instant::now();
+                for input in &mut inputs {
+                    black_box(op(input));
+                }
+                let elapsed = start.elapsed();
+                drop(inputs);
+                (elapsed, 0, 0)
+            }
+        }),
     }
-    let once = start.elapsed() / warm.max(1);
-    let iterations = (target.as_nanos() / once.as_nanos().max(1)).clamp(1, 10_000) as u32;
-    let mut input = setup();
-    let (allocs, bytes) = allocations(|| op(&mut input));
-    let mut out = Vec::with_capacity(samples);
-    let mut inputs: Vec<I> = Vec::with_capacity(iterations as usize);
-    for _ in 0..samples {
-        inputs.clear();
-        inputs.extend((0..iterations).map(|_| setup()));
-        let t = Instant::now();
-        for input in &mut inputs {
-            black_box(op(input));
+}
+
+/// How much to measure.
+#[derive(Clone, Copy)]
+pub(crate) struct Plan {
+    /// Samples per case.
+    pub(crate) samples: usize,
+    /// About how long one sample of one case lasts.
+    pub(crate) target: Duration,
+    /// Warm-up per case (also sizes its samples).
+    pub(crate) warm: Duration,
+}
+
+/// Measure `cases` interleaved: warm each up and size its samples, count
+/// its allocations, then take `plan.samples` rounds of one sample of each.
+pub(crate) fn interleaved(mut cases: Vec<Case<'_>>, plan: Plan) -> Vec<Timing> {
+    let mut sizes = Vec::with_capacity(cases.len());
+    for c in &mut cases {
+        let start = Instant::now();
+        let mut ops = 0u32;
+        while start.elapsed() < plan.warm || ops < 3 {
+            (c.run)(Run::Time(1));
+            ops += 1;
         }
-        out.push(t.elapsed() / iterations);
+        let once = start.elapsed() / ops;
+        let iterations = (plan.target.as_nanos() / once.as_nanos().max(1)).clamp(1, 10_000) as u32;
+        let (_, allocs, bytes) = (c.run)(Run::Count);
+        sizes.push((iterations, allocs, bytes));
     }
-    out.sort();
-    Timing {
-        name,
-        samples: out,
-        iterations,
-        allocs,
-        bytes,
+    let mut samples = vec![Vec::with_capacity(plan.samples); cases.len()];
+    for _ in 0..plan.samples {
+        for ((c, &(iterations, ..)), out) in cases.iter_mut().zip(&sizes).zip(&mut samples) {
+            let (elapsed, ..) = (c.run)(Run::Time(iterations));
+            out.push(elapsed / iterations);
+        }
     }
+    cases
+        .into_iter()
+        .zip(sizes)
+        .zip(samples)
+        .map(|((c, (iterations, allocs, bytes)), mut samples)| {
+            samples.sort();
+            Timing {
+                name: c.name,
+                samples,
+                iterations,
+                allocs,
+                bytes,
+            }
+        })
+        .collect()
 }
 
 /// Latency percentiles of `n` single operations.
@@ -126,9 +190,8 @@ pub(crate) fn percentiles<I, T>(
     mut op: impl FnMut(&mut I) -> T,
 ) -> Vec<(f64, Duration)> {
     let mut lat = Vec::with_capacity(n);
-    let mut input = setup();
     for _ in 0..n {
-        input = reuse(input, &mut setup);
+        let mut input = setup();
         let t = Instant::now();
         black_box(op(&mut input));
         lat.push(t.elapsed());
@@ -141,9 +204,4 @@ pub(crate) fn percentiles<I, T>(
             (*p, lat[i.clamp(1, n) - 1])
         })
         .collect()
-}
-
-/// A fresh input (kept as a separate step so it is never timed).
-fn reuse<I>(_old: I, setup: &mut impl FnMut() -> I) -> I {
-    setup()
 }

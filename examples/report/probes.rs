@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use kemsphinx::unwrap;
 
-use crate::Net;
+use kemsphinx_support::bench::{Buffers, Net};
+
+use crate::children;
 
 /// What a child process is asked to do (`report --child MODE [ARG]`).
 pub(crate) fn child(mode: &str, arg: Option<&str>) -> i32 {
@@ -21,15 +23,16 @@ pub(crate) fn child(mode: &str, arg: Option<&str>) -> i32 {
         "rss" => {
             let net = Net::new();
             let mut rng = <chacha20::ChaCha20Rng as rand_core::SeedableRng>::from_seed([2; 32]);
-            net.request_reply(&mut rng, &mut crate::Buffers::new());
+            net.request_reply(&mut rng, &mut Buffers::new())
+                .expect("request/reply");
             println!("{}", vm_hwm_kib());
             0
         }
         "stack" => {
             let size: usize = arg.and_then(|a| a.parse().ok()).unwrap_or(0);
             let net = Net::new();
-            let mut packet = net.forward_packets().swap_remove(0);
-            let key = &net.keys[0];
+            let mut packet = net.first_packet().expect("packets");
+            let key = net.first_key();
             let empty = arg.is_some_and(|a| a.ends_with('e'));
             let result = std::thread::scope(|s| {
                 std::thread::Builder::new()
@@ -126,12 +129,8 @@ fn text_size(path: &std::path::Path) -> Option<u64> {
 /// `.text` of the smallest program that unwraps (examples/unwrap_only.rs),
 /// and of an empty Rust program built the same way, in bytes.
 pub(crate) fn code_size() -> (Option<u64>, Option<u64>) {
-    let built = Command::new(env!("CARGO"))
-        .args(["build", "--quiet", "--release", "--example", "unwrap_only"])
-        .status()
-        .is_ok_and(|s| s.success());
-    let exe = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target/release/examples/unwrap_only");
+    let built = children::cargo_build(&["--example", "unwrap_only"], Some(&children::target_dir()));
+    let exe = children::target_dir().join("release/examples/unwrap_only");
     let unwrap_only = if built { text_size(&exe) } else { None };
     let dir = std::env::temp_dir().join(format!("kemsphinx-empty-{}", std::process::id()));
     let empty = std::fs::create_dir_all(&dir)
@@ -154,8 +153,8 @@ pub(crate) fn code_size() -> (Option<u64>, Option<u64>) {
 /// Unwraps per second with `threads` threads sharing one loaded key, each
 /// unwrapping copies of the same hop-0 packet for `time`.
 pub(crate) fn throughput(net: &Net, threads: usize, time: Duration) -> f64 {
-    let packet = net.forward_packets().swap_remove(0);
-    let key = &net.keys[0];
+    let packet = net.first_packet().expect("packets");
+    let key = net.first_key();
     let start = Instant::now();
     let total: u64 = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)

@@ -2,7 +2,9 @@
 //! conformance runner), the integration tests and the benchmarks: mix nodes
 //! made from seeds, paths over them, command encodings, and the small-order
 //! X25519 points. Not published; it uses the library's `hazmat` entry
-//! points and belongs in no mix node or client.
+//! points and belongs in no mix node or client. With the feature `bench`
+//! it also holds the fixtures of the benchmarks and the performance report
+//! (`bench`).
 //!
 //! ```
 //! use kemsphinx::{Command, NodeId, RecipientId};
@@ -19,6 +21,8 @@
 //! # Ok::<(), kemsphinx_support::HopCount>(())
 //! ```
 
+#[cfg(feature = "bench")]
+pub mod bench;
 mod points;
 
 use core::fmt;

@@ -2,7 +2,8 @@
 //! (`nym-outfox`, X25519 as the KEM): create a four-hop packet, and unwrap
 //! one hop, each at its own payload size and at about 10 KB.
 //!
-//! All measurements run in one process, interleaved round by round, so
+//! All measurements run in one process, interleaved round by round (after
+//! a second of unrecorded warm-up rounds), so
 //! the ratios compare like with like on a noisy machine. A round times a
 //! batch of operations on inputs prepared outside the timed region (the
 //! peers consume their packet on unwrap, so each gets a fresh copy); the
@@ -10,7 +11,7 @@
 //! figures leave out serialising the outgoing packet (kemsphinx works in
 //! place and has nothing to serialise).
 //!
-//! `cargo run --release --manifest-path benches/peers/Cargo.toml [-- --rounds N] [--json FILE]`
+//! `cargo run --release --manifest-path benches/peers/Cargo.toml [-- --rounds N] [--json FILE] [--only TEXT]`
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -25,9 +26,12 @@ use rand_core::SeedableRng;
 /// Operations per timed batch.
 const BATCH: usize = 20;
 
-/// One measured operation: a name and a closure that times one batch.
+/// One measured operation: who, at which payload size, what, and a
+/// closure that times one batch.
 struct Bench {
-    name: String,
+    implementation: String,
+    payload: usize,
+    operation: &'static str,
     run: Box<dyn FnMut() -> Duration>,
     samples: Vec<f64>,
 }
@@ -41,6 +45,20 @@ fn main() {
     benches.extend(sphinx_benches(10_240));
     benches.extend(outfox_benches(1_024));
     benches.extend(outfox_benches(10_156));
+    // `--only TEXT`: keep the implementations whose name contains TEXT.
+    if let Some(only) = flag(&args, "--only") {
+        benches.retain(|b| b.implementation.contains(only));
+    }
+    // Warm up: a second of whole rounds, not recorded. Without it the
+    // first few hundred milliseconds of the process run up to twice as
+    // slow on the VMs (kemsphinx's create measured 430 µs cold, 245 µs
+    // warm), and with few rounds that skews the medians.
+    let warm = Instant::now();
+    while warm.elapsed() < Duration::from_secs(1) {
+        for b in &mut benches {
+            (b.run)();
+        }
+    }
     for _ in 0..rounds {
         for b in &mut benches {
             let t = (b.run)();
@@ -53,12 +71,21 @@ fn main() {
         b.samples.sort_by(f64::total_cmp);
         let median = b.samples[b.samples.len() / 2];
         println!(
-            "| {} | {:.1} µs | {} × {BATCH} |",
-            b.name,
+            "| {} ({} B payload) | {} | {:.1} µs | {} × {BATCH} |",
+            b.implementation,
+            b.payload,
+            b.operation,
             median * 1e6,
             b.samples.len()
         );
-        json.push(serde_json::json!({ "name": b.name, "median_s": median, "rounds": b.samples.len(), "batch": BATCH }));
+        json.push(serde_json::json!({
+            "implementation": b.implementation,
+            "payload_bytes": b.payload,
+            "operation": b.operation,
+            "median_s": median,
+            "rounds": b.samples.len(),
+            "batch": BATCH,
+        }));
     }
     if let Some(path) = flag(&args, "--json") {
         std::fs::write(path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
@@ -71,9 +98,20 @@ fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
         .map(|i| args[i + 1].as_str())
 }
 
-fn bench(name: String, run: impl FnMut() -> Duration + 'static) -> Bench {
+/// The two operations each implementation is timed on.
+const CREATE: &str = "create, 4 hops";
+const UNWRAP: &str = "unwrap one hop";
+
+fn bench(
+    implementation: &str,
+    payload: usize,
+    operation: &'static str,
+    run: impl FnMut() -> Duration + 'static,
+) -> Bench {
     Bench {
-        name,
+        implementation: implementation.into(),
+        payload,
+        operation,
         run: Box::new(run),
         samples: Vec::new(),
     }
@@ -106,10 +144,10 @@ fn kemsphinx_benches() -> Vec<Bench> {
     let mut first = Box::new([0u8; PACKET_LEN]);
     kemsphinx::create_packet(&mut rng, &path(), payload, &mut first).unwrap();
     let first: &'static [u8; PACKET_LEN] = Box::leak(first);
-    let name = |op: &str| format!("kemsphinx (PQ hybrid, {PAYLOAD_LEN} B payload) | {op}");
+    let name = "kemsphinx (PQ hybrid)";
     let mut out_buf = Box::new([0u8; PACKET_LEN]);
     vec![
-        bench(name("create, 4 hops"), move || {
+        bench(name, PAYLOAD_LEN, CREATE, move || {
             timed(
                 || (),
                 |()| {
@@ -118,7 +156,7 @@ fn kemsphinx_benches() -> Vec<Bench> {
                 },
             )
         }),
-        bench(name("unwrap one hop"), move || {
+        bench(name, PAYLOAD_LEN, UNWRAP, move || {
             timed(
                 || Box::new(*first),
                 |mut p| {
@@ -165,10 +203,9 @@ fn sphinx_benches(payload_size: usize) -> Vec<Bench> {
             .to_bytes(),
     );
     let key: &'static StaticSecret = Box::leak(Box::new(secrets[0].clone()));
-    let name =
-        |op: &str| format!("Nym sphinx-packet 0.8 (X25519, {payload_size} B payload) | {op}");
+    let name = "Nym sphinx-packet 0.8 (X25519)";
     vec![
-        bench(name("create, 4 hops"), move || {
+        bench(name, payload_size, CREATE, move || {
             timed(
                 || (),
                 |()| {
@@ -180,7 +217,7 @@ fn sphinx_benches(payload_size: usize) -> Vec<Bench> {
                 },
             )
         }),
-        bench(name("unwrap one hop"), move || {
+        bench(name, payload_size, UNWRAP, move || {
             timed(
                 || SphinxPacket::from_bytes(bytes).unwrap(),
                 |p| {
@@ -212,10 +249,9 @@ fn outfox_benches(payload_size: usize) -> Vec<Bench> {
     let packet = OutfoxPacket::build(message, route, destination, Some(payload_size)).unwrap();
     let bytes: &'static [u8] = Vec::leak(packet.to_bytes().unwrap());
     let key: &'static StaticSecret = Box::leak(Box::new(secrets[0].clone()));
-    let name =
-        |op: &str| format!("Nym Outfox 1.21.6 (X25519 KEM, {payload_size} B payload) | {op}");
+    let name = "Nym Outfox 1.21.6 (X25519 KEM)";
     vec![
-        bench(name("create, 4 hops"), move || {
+        bench(name, payload_size, CREATE, move || {
             timed(
                 || (),
                 |()| {
@@ -226,7 +262,7 @@ fn outfox_benches(payload_size: usize) -> Vec<Bench> {
                 },
             )
         }),
-        bench(name("unwrap one hop"), move || {
+        bench(name, payload_size, UNWRAP, move || {
             timed(
                 || OutfoxPacket::try_from(bytes).unwrap(),
                 |mut p| {

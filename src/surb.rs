@@ -28,7 +28,7 @@ use crate::payload::{self, LayerKey};
 /// would carry the same header and be dropped as a replay at the first hop),
 /// and its key is wiped when it is dropped. Not `Clone`, and compared only
 /// through [`Surb::as_bytes`] if at all.
-pub struct Surb(Zeroizing<[u8; SURB_LEN]>);
+pub struct Surb([u8; SURB_LEN]);
 
 impl Surb {
     /// Accept a SURB's bytes (checking its header version).
@@ -39,7 +39,7 @@ impl Surb {
         if *field!(bytes, packet::VERSION) != [0, 0] {
             return Err(Error::Version);
         }
-        Ok(Self(Zeroizing::new(*bytes)))
+        Ok(Self(*bytes))
     }
 
     /// The 6,058 bytes.
@@ -51,7 +51,7 @@ impl Surb {
     /// The hop the reply must be sent to.
     #[must_use]
     pub fn first_hop(&self) -> NodeId {
-        NodeId(*field!(&*self.0, at::FIRST_HOP))
+        NodeId(*field!(&self.0, at::FIRST_HOP))
     }
 
     /// Build the reply packet carrying `payload` into `out`, and return the
@@ -59,8 +59,8 @@ impl Surb {
     /// the SURB, which is good for one reply only.
     pub fn reply(self, payload: &[u8; PAYLOAD_LEN], out: &mut [u8; PACKET_LEN]) -> NodeId {
         let (head, body) = split_mut::<HEADER_LEN, ENCRYPTED_REPLY_LEN, PACKET_LEN>(out);
-        *head = *field!(&*self.0, at::HEADER);
-        let key = LayerKey::from_block(field!(&*self.0, at::REPLY_KEY_BLOCK));
+        *head = *field!(&self.0, at::HEADER);
+        let key = LayerKey::from_block(field!(&self.0, at::REPLY_KEY_BLOCK));
         payload::seal(payload, [key.layer()], body);
         self.first_hop()
     }
@@ -169,7 +169,15 @@ impl Zeroize for SurbKeys {
 // Every key block wipes itself on drop.
 impl ZeroizeOnDrop for SurbKeys {}
 
-// The bytes are `Zeroizing`: the reply key is wiped on drop.
+/// Wipes the reply key block, the SURB's one secret: the header and the
+/// first hop are what the reply carries in clear. (Wiping all 6,058 bytes,
+/// a volatile write per byte, cost more than the rest of a reply.)
+impl Drop for Surb {
+    fn drop(&mut self) {
+        field_mut!(&mut self.0, at::REPLY_KEY_BLOCK).zeroize();
+    }
+}
+
 impl ZeroizeOnDrop for Surb {}
 
 /// View a received buffer as an encrypted reply, refusing any other length.
@@ -206,16 +214,17 @@ pub(crate) fn assemble(
     secrets: &PathSecrets,
     reply_key: &[u8; SPRP_KEY_BLOCK_LEN],
 ) -> (Surb, SurbKeys) {
-    let mut surb = Zeroizing::new([0u8; SURB_LEN]);
-    header::build(areas, secrets, field_mut!(&mut *surb, at::HEADER));
+    // Built in place: the key block is wiped when the `Surb` is dropped.
+    let mut surb = Surb([0u8; SURB_LEN]);
+    header::build(areas, secrets, field_mut!(&mut surb.0, at::HEADER));
     let [first, ..] = path;
-    *field_mut!(&mut *surb, at::FIRST_HOP) = first.id.0;
-    *field_mut!(&mut *surb, at::REPLY_KEY_BLOCK) = *reply_key;
+    *field_mut!(&mut surb.0, at::FIRST_HOP) = first.id.0;
+    *field_mut!(&mut surb.0, at::REPLY_KEY_BLOCK) = *reply_key;
     // The hops' layers in the order a reply is decrypted: last hop first.
     let [s0, s1, s2, s3] = secrets;
     let keys = SurbKeys {
         hops: [s3, s2, s1, s0].map(|s| LayerKey::from_layer(s.keys.layer())),
         own: LayerKey::from_block(reply_key),
     };
-    (Surb(surb), keys)
+    (surb, keys)
 }

@@ -42,7 +42,11 @@ pub(crate) fn report(r: &Results, when: &str) -> String {
     if busy(&r.load.0) || busy(&r.load.1) {
         let _ = writeln!(
             m,
-            "**The machine was busy while this ran (1-minute load average {} at the start, {} at             the end; see the environment).** Other processes slow every operation here, so the             absolute times are inflated and the speed-ups against the reference's figures             (measured in another run) understated; the ratios within a table, measured             interleaved, still compare like with like.\n",
+            "**The machine was busy while this ran (1-minute load average {} at the start, \
+             {} at the end; see the environment).** Other processes slow every operation \
+             here, so the absolute times are inflated and the speed-ups against the \
+             reference's figures (measured in another run) understated; the ratios within \
+             a table, measured interleaved, still compare like with like.\n",
             r.load.0.split_whitespace().next().unwrap_or("?"),
             r.load.1.split_whitespace().next().unwrap_or("?")
         );

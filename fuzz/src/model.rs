@@ -33,6 +33,10 @@ use kemsphinx::{
 };
 use sha2::{Digest, Sha256, Sha512_256};
 
+// The model states the header's layout itself, from the sizes alone, and
+// does not use `kemsphinx::geometry::layout`: an independent model must not
+// share the offsets it is checking.
+
 /// Offset of the KEM ciphertext.
 pub const KEM_CT: usize = VERSION_LEN;
 /// Offset of the routing information.

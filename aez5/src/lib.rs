@@ -1,5 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![no_std]
+// docs.rs (and CI's copy of its build) labels every feature-gated item.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_code)]
 #![deny(
     clippy::undocumented_unsafe_blocks,

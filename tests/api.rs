@@ -28,7 +28,10 @@ fn replay_tags_convert_like_node_ids() {
             })
         );
     }
-    assert_eq!(format!("{tag:?}"), format!("ReplayTag({})", "5a".repeat(32)));
+    assert_eq!(
+        format!("{tag:?}"),
+        format!("ReplayTag({})", "5a".repeat(32))
+    );
     // A tag of the same packet is the same key in a set.
     let packet = [7u8; PACKET_LEN];
     let mut seen = std::collections::HashSet::new();

@@ -7,7 +7,9 @@
 //! result printed: the commands, the action, the next hop and the outgoing
 //! packet's replay tag, or the error class and why.
 
+use std::ffi::OsString;
 use std::fmt::Write as _;
+use std::path::Path;
 use std::process::ExitCode;
 
 use std::ops::Range;
@@ -275,7 +277,7 @@ fn unwrap_report(
 
 /// `kemsphinx inspect FILE [--key KEYFILE] [--out FILE]`.
 #[must_use]
-pub fn main(args: &[String]) -> ExitCode {
+pub fn main(args: &[OsString]) -> ExitCode {
     match run(args) {
         Ok(ok) => {
             if ok {
@@ -292,35 +294,37 @@ pub fn main(args: &[String]) -> ExitCode {
 }
 
 /// Parse the arguments, inspect, print, write `--out`.
-fn run(args: &[String]) -> Result<bool, String> {
+fn run(args: &[OsString]) -> Result<bool, String> {
     let (mut file, mut key, mut out) = (None, None, None);
-    let mut it = args.iter();
+    let mut it = args.iter().map(Path::new);
     while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--key" => key = Some(it.next().ok_or("--key needs a file")?),
-            "--out" => out = Some(it.next().ok_or("--out needs a file")?),
-            other if other.starts_with("--") => return Err(format!("unknown option {other}")),
-            other if file.is_none() => file = Some(other.to_owned()),
-            other => return Err(format!("unexpected argument {other}")),
+        match arg.to_str() {
+            Some("--key") => key = Some(it.next().ok_or("--key needs a file")?),
+            Some("--out") => out = Some(it.next().ok_or("--out needs a file")?),
+            Some(other) if other.starts_with("--") => {
+                return Err(format!("unknown option {other}"));
+            }
+            _ if file.is_none() => file = Some(arg),
+            _ => return Err(format!("unexpected argument {}", arg.display())),
         }
     }
     let file = file.ok_or("missing FILE")?;
-    let (input, encoding) = hex_or_binary(&read_input(&file)?);
-    let key = key.map(|k| read_private_key(k)).transpose()?;
+    let (input, encoding) = hex_or_binary(&read_input(file)?);
+    let key = key.map(read_private_key).transpose()?;
     let found = inspect(&input, key.as_ref())?;
     let encoded = match encoding {
         Encoding::Hex => "hex",
         Encoding::Binary => "binary",
     };
-    println!("{file} ({encoded})");
+    println!("{} ({encoded})", file.display());
     print!("{}", found.text);
     if let (Some(path), Some(bytes)) = (out, &found.output) {
         let data = match encoding {
             Encoding::Hex => format!("{}\n", hex::encode(bytes)).into_bytes(),
             Encoding::Binary => bytes.clone(),
         };
-        std::fs::write(path, data).map_err(|e| format!("{path}: {e}"))?;
-        println!("wrote {path}");
+        std::fs::write(path, data).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
     }
     Ok(found.ok)
 }

@@ -62,7 +62,7 @@ impl KeyFiles {
 
 /// `kemsphinx keygen ARGS`.
 #[must_use]
-pub fn main(args: &[String]) -> ExitCode {
+pub fn main(args: &[OsString]) -> ExitCode {
     let (dir, name) = match parse(args) {
         Ok(Some(parsed)) => parsed,
         Ok(None) => {
@@ -96,15 +96,18 @@ pub fn main(args: &[String]) -> ExitCode {
 }
 
 /// `--out DIR [--name NAME]`, or `None` for `--help`.
-fn parse(args: &[String]) -> Result<Option<(PathBuf, String)>, String> {
+fn parse(args: &[OsString]) -> Result<Option<(PathBuf, String)>, String> {
     let (mut dir, mut name) = (None, "mix".to_owned());
     let mut it = args.iter();
     while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--out" => dir = Some(PathBuf::from(it.next().ok_or("--out needs a folder")?)),
-            "--name" => name.clone_from(it.next().ok_or("--name needs a value")?),
-            other => return Err(format!("unknown argument {other}")),
+        match arg.to_str() {
+            Some("-h" | "--help") => return Ok(None),
+            Some("--out") => dir = Some(PathBuf::from(it.next().ok_or("--out needs a folder")?)),
+            Some("--name") => {
+                let value = it.next().ok_or("--name needs a value")?;
+                name = value.to_string_lossy().into_owned();
+            }
+            _ => return Err(format!("unknown argument {}", arg.to_string_lossy())),
         }
     }
     let valid = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);

@@ -6,6 +6,7 @@
 
 mod case;
 pub mod conformance;
+pub mod files;
 pub mod generate;
 pub mod inspect;
 pub mod keyfile;

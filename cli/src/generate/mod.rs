@@ -15,6 +15,7 @@ mod packets;
 mod primitives;
 mod scenario;
 
+use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -193,8 +194,8 @@ pub const USAGE: &str = "kemsphinx generate [--seed HEX32] DIR\n\
 
 /// `kemsphinx generate [--seed HEX] DIR`.
 #[must_use]
-pub fn main(args: &[String]) -> ExitCode {
-    match parse_args(args).and_then(|(seed, dir)| Ok((seed, write(&seed, Path::new(&dir))?))) {
+pub fn main(args: &[OsString]) -> ExitCode {
+    match parse_args(args).and_then(|(seed, dir)| Ok((seed, write(&seed, dir)?))) {
         Ok((seed, files)) => {
             for f in &files {
                 println!("wrote {}", f.display());
@@ -210,22 +211,24 @@ pub fn main(args: &[String]) -> ExitCode {
 }
 
 /// The seed and output folder from the arguments.
-fn parse_args(args: &[String]) -> Gen<([u8; 32], String)> {
+fn parse_args(args: &[OsString]) -> Gen<([u8; 32], &Path)> {
     let mut seed = DEFAULT_SEED;
     let mut dir = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--seed" => {
+        match arg.to_str() {
+            Some("--seed") => {
                 let text = it.next().ok_or("--seed needs a value")?;
-                seed = hex::decode(text)
+                seed = hex::decode(text.as_encoded_bytes())
                     .ok()
                     .and_then(|s| s.try_into().ok())
                     .ok_or("--seed must be 64 hex digits (32 bytes)")?;
             }
-            other if other.starts_with("--") => return Err(format!("unknown option {other}")),
-            other if dir.is_none() => dir = Some(other.to_owned()),
-            other => return Err(format!("unexpected argument {other}")),
+            Some(other) if other.starts_with("--") => {
+                return Err(format!("unknown option {other}"));
+            }
+            _ if dir.is_none() => dir = Some(Path::new(arg)),
+            _ => return Err(format!("unexpected argument {}", arg.to_string_lossy())),
         }
     }
     Ok((seed, dir.ok_or("missing output folder")?))

@@ -310,7 +310,10 @@ fn inspect_and_keygen_take_names_that_are_not_utf8() {
     let keys = dir.join(OsStr::from_bytes(b"keys-\xff"));
     let out = run(&["keygen".as_ref(), "--out".as_ref(), keys.as_os_str()]);
     assert!(out.status.success(), "{out:?}");
-    assert!(stdout(&out).contains("keys-\u{fffd}/mix.kem_private.pem"), "{out:?}");
+    assert!(
+        stdout(&out).contains("keys-\u{fffd}/mix.kem_private.pem"),
+        "{out:?}"
+    );
     let key = keys.join("mix.kem_private.pem");
     kemsphinx_cli::keyfile::read_private_key(&key).unwrap();
 
@@ -332,14 +335,25 @@ fn inspect_and_keygen_take_names_that_are_not_utf8() {
     ]);
     let text = stdout(&out);
     assert!(out.status.success(), "{out:?}");
-    assert!(text.starts_with(&format!("{}/p0-\u{fffd}.hex (hex)", dir.display())), "{text}");
-    assert!(text.contains("wrote ") && text.contains("p1-\u{fffd}.hex"), "{text}");
+    assert!(
+        text.starts_with(&format!("{}/p0-\u{fffd}.hex (hex)", dir.display())),
+        "{text}"
+    );
+    assert!(
+        text.contains("wrote ") && text.contains("p1-\u{fffd}.hex"),
+        "{text}"
+    );
     let written = std::fs::read_to_string(&next).unwrap();
     assert_eq!(written.trim(), case["packets"][1].as_str().unwrap());
 
     // The other key, generated above, is read from its non-UTF-8 folder
     // too (and is not this hop's key).
-    let out = run(&["inspect".as_ref(), packet.as_os_str(), "--key".as_ref(), key.as_os_str()]);
+    let out = run(&[
+        "inspect".as_ref(),
+        packet.as_os_str(),
+        "--key".as_ref(),
+        key.as_os_str(),
+    ]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(stdout(&out).contains("result         err_mac"), "{out:?}");
     std::fs::remove_dir_all(&dir).unwrap();

@@ -64,9 +64,7 @@ fn pem_keys_load_with_text_before_the_block() {
     let path = dir.join("key.pem");
     std::fs::write(&path, &text).unwrap();
     assert_eq!(
-        read_private_key(&path)
-            .unwrap()
-            .public_key(),
+        read_private_key(&path).unwrap().public_key(),
         k.public_key()
     );
     // A PEM block that the library refuses is reported as PEM, not as a

@@ -219,9 +219,15 @@ fn links_are_followed_when_named_and_never_while_walking() {
     // file the walk reads once; `inner/link.json` is still a link met
     // while walking).
     let (code, lines) = verify_lines(&[&inner.join("link.json")], Duration::from_secs(20));
-    assert_eq!((code, lines), (Some(0), vec![format!("{cases} passed, 0 failed")]));
+    assert_eq!(
+        (code, lines),
+        (Some(0), vec![format!("{cases} passed, 0 failed")])
+    );
     let (_, lines) = verify_lines(&[&inner.join("up")], Duration::from_secs(20));
-    assert_eq!(lines.last().unwrap(), &format!("{} passed, 1 failed", 2 * cases));
+    assert_eq!(
+        lines.last().unwrap(),
+        &format!("{} passed, 1 failed", 2 * cases)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -236,7 +242,10 @@ fn names_that_are_not_utf8_are_read_and_printed_lossily() {
     write_json(&good, &doc);
     // Named, and found while walking: the same file, read once.
     let (code, lines) = verify_lines(&[&good, &dir], Duration::from_secs(60));
-    assert_eq!((code, lines), (Some(0), vec![format!("{cases} passed, 0 failed")]));
+    assert_eq!(
+        (code, lines),
+        (Some(0), vec![format!("{cases} passed, 0 failed")])
+    );
     // A failing case names its file with U+FFFD for the byte.
     doc["cases"][0]["okm"] = json!("zz");
     let bad_dir = dir.join(OsStr::from_bytes(b"sub-\xfe"));

@@ -42,9 +42,6 @@ use kemsphinx_support::bench::Net;
 
 use harness::{Plan, Timing};
 
-#[global_allocator]
-static ALLOC: harness::Counting = harness::Counting;
-
 /// Everything measured, for the writers.
 pub(crate) struct Results {
     pub(crate) quick: bool,

@@ -2,7 +2,7 @@
 //! outcome this library gives (`expect`, and its exact error in
 //! `expect_detail`) and what the Go reference did with it.
 //!
-//! The cases are data ([`table`]); [`Base`] makes each one's inputs from
+//! The cases are data rows (`cases.txt`, read by [`table`]); [`Base`] makes each one's inputs from
 //! one scenario, as the table says. `expect` is written there by hand from
 //! SPEC.md §7, never read back from the library; every case is run through
 //! the conformance runner before anything is written. What the reference did
@@ -214,13 +214,13 @@ impl Base {
         let pieces = area_parts
             .iter()
             .map(|part| {
-                Ok(match *part {
-                    Part::Whole(cmd) => encoded(&self.command(cmd)?),
-                    Part::Head(cmd, n) => encoded(&self.command(cmd)?)
-                        .get(..n)
+                Ok(match part {
+                    Part::Whole(cmd) => encoded(&self.command(*cmd)?),
+                    Part::Head(cmd, n) => encoded(&self.command(*cmd)?)
+                        .get(..*n)
                         .ok_or("command shorter than its head")?
                         .to_vec(),
-                    Part::Bytes(bytes) => bytes.to_vec(),
+                    Part::Bytes(bytes) => bytes.clone(),
                 })
             })
             .collect::<Gen<Vec<_>>>()?;
@@ -380,7 +380,7 @@ pub(crate) fn negative(rng: &mut Drbg) -> Gen<Vec<Value>> {
         .ok()
         .and_then(|doc| doc.get("cases")?.as_object().cloned())
         .ok_or("the observed reference outcomes have no `cases` object")?;
-    let cases = table::table()
+    let cases = table::table()?
         .iter()
         .map(|spec| {
             let id = format!("neg-own-{}", spec.id);
@@ -411,6 +411,7 @@ mod tests {
     fn the_observation_decides_library_choice() {
         let base = Base::new(&mut Drbg::new(&[7; 32], 9)).unwrap();
         let plain = table::table()
+            .unwrap()
             .into_iter()
             .find(|s| s.id == "unwrap-wrong-hop-key")
             .unwrap();

@@ -9,7 +9,10 @@ use kemsphinx::{Action, Command, NodeId, PrivateKey, hazmat, replay_tag, unwrap}
 use kemsphinx_support::encoded;
 use serde_json::{Value, json};
 
-use crate::generate::hex;
+/// Lowercase hex, the corpus encoding.
+pub(crate) fn hex(bytes: impl AsRef<[u8]>) -> Value {
+    Value::String(hex::encode(bytes))
+}
 
 /// A `kdf` case's fields: the parts of the 160-byte output by name.
 pub(crate) const KDF_FIELDS: [(&str, Range<usize>); 4] = [

@@ -8,8 +8,9 @@ use kemsphinx::geometry::{
 use kemsphinx::{PrivateKey, hazmat};
 use serde_json::{Value, json};
 
-use super::{Drbg, Gen, hex};
+use super::drbg::{Drbg, Gen};
 use crate::case::KDF_FIELDS;
+use crate::case::hex;
 
 /// Fixed encapsulation randomness: X25519 ephemeral secret, ML-KEM `m`.
 type Randomness = ([u8; 32], [u8; 32]);

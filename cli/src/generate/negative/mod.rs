@@ -24,11 +24,12 @@ use kemsphinx_support::{Node, area, encoded};
 use serde_json::{Map, Value, json};
 
 use self::table::{Cmd, Edit, Input, Op, Packet, Part, Spec};
+use super::drbg::{Drbg, Gen};
 use super::scenario::{
     Encap, Terminal, Walk, commands_json, forward_packet, make_surb, nodes, packet_buffer, parts,
     path, walk,
 };
-use super::{Drbg, Gen, hex};
+use crate::case::hex;
 
 /// What the Go reference did with each case (see `vectors/observed/README.md`).
 const OBSERVED: &str =

@@ -28,7 +28,7 @@
 use kemsphinx::geometry::layout::{packet, payload};
 use kemsphinx_support::{P_PLUS_2, small_order_encodings};
 
-use super::super::Gen;
+use crate::generate::drbg::Gen;
 
 /// The rows.
 const ROWS: &str = include_str!("cases.txt");

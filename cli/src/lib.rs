@@ -9,5 +9,6 @@ pub mod conformance;
 pub mod files;
 pub mod generate;
 pub mod inspect;
+mod json;
 pub mod keyfile;
 pub mod keygen;

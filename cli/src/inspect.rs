@@ -46,47 +46,29 @@ pub struct Inspection {
 /// # Errors
 /// When `input` is neither a packet nor a SURB by length.
 pub fn inspect(input: &[u8], key: Option<&PrivateKey>) -> Result<Inspection, String> {
-    let mut text = String::new();
-    let packet: Result<Box<[u8; PACKET_LEN]>, kemsphinx::Error> = match input.len() {
-        PACKET_LEN => {
-            let _ = writeln!(text, "packet, {PACKET_LEN} bytes");
-            header(&mut text, input);
-            row(
-                &mut text,
-                layout::packet::PAYLOAD,
-                "payload",
-                &format!("{ENCRYPTED_PAYLOAD_LEN} bytes, enciphered"),
-            );
-            kemsphinx::packet_mut(&mut input.to_vec()).map(|p| Box::new(*p))
-        }
-        SURB_LEN => {
-            let _ = writeln!(text, "SURB, {SURB_LEN} bytes");
-            header(&mut text, input);
-            let first = input.get(layout::surb::FIRST_HOP).unwrap_or_default();
-            row(
-                &mut text,
-                layout::surb::FIRST_HOP,
-                "first hop",
-                &hex::encode(first),
-            );
-            row(
-                &mut text,
-                layout::surb::REPLY_KEY_BLOCK,
-                "reply key",
-                "64 bytes (the reply's payload key and IV; not shown)",
-            );
-            Surb::try_from(input).map(|surb| {
-                let mut reply = Box::new([0u8; PACKET_LEN]);
-                surb.reply(&[0u8; PAYLOAD_LEN], &mut reply);
-                reply
-            })
-        }
+    let packet = match input.len() {
+        PACKET_LEN => kemsphinx::packet_mut(&mut input.to_vec()).map(|p| Box::new(*p)),
+        SURB_LEN => Surb::try_from(input).map(|surb| {
+            let mut reply = Box::new([0u8; PACKET_LEN]);
+            surb.reply(&[0u8; PAYLOAD_LEN], &mut reply);
+            reply
+        }),
         n => {
             return Err(format!(
                 "{n} bytes: neither a packet ({PACKET_LEN}) nor a SURB ({SURB_LEN})"
             ));
         }
     };
+    let what = if input.len() == SURB_LEN {
+        "SURB"
+    } else {
+        "packet"
+    };
+    let mut text = format!("{what}, {} bytes\n", input.len());
+    for (range, field, value) in layout_rows(input) {
+        let at = format!("[{},{})", range.start, range.end);
+        let _ = writeln!(text, "  {at:<14} {field:<18} {value}");
+    }
     replay_tag_line(&mut text, input);
     let Some(key) = key else {
         return Ok(Inspection {
@@ -116,59 +98,50 @@ pub fn inspect(input: &[u8], key: Option<&PrivateKey>) -> Result<Inspection, Str
     Ok(Inspection { text, output, ok })
 }
 
-/// One line of the layout: byte range, field, value.
-fn row(text: &mut String, range: Range<usize>, field: &str, value: &str) {
-    let _ = writeln!(
-        text,
-        "  {:<14} {field:<18} {value}",
-        format!("[{},{})", range.start, range.end)
-    );
-}
-
-/// The header fields, common to packets and SURBs.
-fn header(text: &mut String, input: &[u8]) {
+/// The layout of a packet or SURB: byte range, field, value.
+fn layout_rows(input: &[u8]) -> Vec<(Range<usize>, &'static str, String)> {
+    use layout::{packet as p, surb as s};
     let field = |range: Range<usize>| input.get(range).unwrap_or_default();
-    let version = field(layout::packet::VERSION);
+    let version = field(p::VERSION);
     let verdict = if version == [0, 0] {
         "(ok)"
     } else {
         "(unknown: refused with err_version)"
     };
-    row(
-        text,
-        layout::packet::VERSION,
-        "version",
-        &format!("{} {verdict}", hex::encode(version)),
-    );
-    row(
-        text,
-        layout::packet::KEM_X25519,
-        "X25519 ephemeral",
-        &hex::encode(field(layout::packet::KEM_X25519)),
-    );
-    let mlkem = field(layout::packet::KEM_MLKEM);
-    row(
-        text,
-        layout::packet::KEM_MLKEM,
-        "ML-KEM ciphertext",
-        &format!(
-            "{}… ({} bytes)",
-            hex::encode(mlkem.get(..16).unwrap_or_default()),
-            mlkem.len()
+    let mlkem = field(p::KEM_MLKEM);
+    let mlkem_head = hex::encode(mlkem.get(..16).unwrap_or_default());
+    let mut rows = vec![
+        (
+            p::VERSION,
+            "version",
+            format!("{} {verdict}", hex::encode(version)),
         ),
-    );
-    row(
-        text,
-        layout::packet::ROUTING_INFO,
-        "routing info",
-        &format!("{ROUTING_INFO_LEN} bytes, encrypted"),
-    );
-    row(
-        text,
-        layout::packet::MAC,
-        "MAC",
-        &hex::encode(field(layout::packet::MAC)),
-    );
+        (
+            p::KEM_X25519,
+            "X25519 ephemeral",
+            hex::encode(field(p::KEM_X25519)),
+        ),
+        (
+            p::KEM_MLKEM,
+            "ML-KEM ciphertext",
+            format!("{mlkem_head}… ({} bytes)", mlkem.len()),
+        ),
+        (
+            p::ROUTING_INFO,
+            "routing info",
+            format!("{ROUTING_INFO_LEN} bytes, encrypted"),
+        ),
+        (p::MAC, "MAC", hex::encode(field(p::MAC))),
+    ];
+    if input.len() == SURB_LEN {
+        let key = "64 bytes (the reply's payload key and IV; not shown)".to_owned();
+        rows.push((s::FIRST_HOP, "first hop", hex::encode(field(s::FIRST_HOP))));
+        rows.push((s::REPLY_KEY_BLOCK, "reply key", key));
+    } else {
+        let payload = format!("{ENCRYPTED_PAYLOAD_LEN} bytes, enciphered");
+        rows.push((p::PAYLOAD, "payload", payload));
+    }
+    rows
 }
 
 /// The replay tag a mix records for this header: SHA-512/256 of its KEM

@@ -89,6 +89,11 @@ fn kdf() -> (Value, usize) {
     (doc, n)
 }
 
+/// The line `verify` prints for a file-level failure.
+fn fail_line(path: &Path, reason: &str) -> String {
+    format!("FAIL {} -: {reason}", path.display())
+}
+
 /// The lines `verify` printed, after it ended by itself within `limit`.
 fn verify_lines(args: &[&Path], limit: Duration) -> (Option<i32>, Vec<String>) {
     let out = verify(args, limit).expect("verify did not end");
@@ -106,9 +111,9 @@ fn a_list_in_the_go_aez_format_is_a_fail_line_not_a_second_runner() {
     assert_eq!(
         lines,
         [
-            format!(
-                "FAIL {} -: not a kemsphinx-vectors/1 object",
-                dir.join("encrypt.json").display()
+            fail_line(
+                &dir.join("encrypt.json"),
+                "not a kemsphinx-vectors/1 object"
             ),
             "0 passed, 1 failed".to_owned()
         ]
@@ -139,9 +144,9 @@ fn a_3_gb_file_fails_at_once_in_less_than_256_mib() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert_eq!(
         text(&out.stdout),
-        format!(
-            "FAIL {} -: 3000000000 bytes, over the bound of 16777216\n0 passed, 1 failed\n",
-            big.display()
+        fail_line(
+            &big,
+            "3000000000 bytes, over the bound of 16777216\n0 passed, 1 failed\n"
         )
     );
     assert!(took < Duration::from_secs(5), "took {took:?}");
@@ -161,7 +166,7 @@ fn a_fifo_or_device_is_a_fail_line_and_never_blocks() {
     assert_eq!(
         lines,
         [
-            format!("FAIL {} -: not a regular file (a FIFO)", fifo.display()),
+            fail_line(&fifo, "not a regular file (a FIFO)"),
             "FAIL /dev/zero -: not a regular file (a device)".to_owned(),
             "0 passed, 2 failed".to_owned(),
         ]
@@ -173,7 +178,7 @@ fn a_fifo_or_device_is_a_fail_line_and_never_blocks() {
     assert_eq!(
         lines,
         [
-            format!("FAIL {} -: not a regular file (a FIFO)", fifo.display()),
+            fail_line(&fifo, "not a regular file (a FIFO)"),
             format!("{cases} passed, 1 failed"),
         ]
     );
@@ -182,7 +187,7 @@ fn a_fifo_or_device_is_a_fail_line_and_never_blocks() {
     report.verify_file(&dir);
     assert_eq!(
         report.failure_lines(),
-        format!("FAIL {} -: not a regular file (a folder)\n", dir.display())
+        fail_line(&dir, "not a regular file (a folder)\n")
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -207,9 +212,9 @@ fn links_are_followed_when_named_and_never_while_walking() {
     assert_eq!(
         lines,
         [
-            format!(
-                "FAIL {} -: a link: followed only when named, never inside a folder",
-                inner.join("link.json").display()
+            fail_line(
+                &inner.join("link.json"),
+                "a link: followed only when named, never inside a folder"
             ),
             format!("{cases} passed, 1 failed"),
         ]
@@ -274,9 +279,9 @@ fn symlink_loops_are_not_walked_and_each_file_is_read_once() {
 
     // Two files; the links are not walked, and the one named like a
     // vector file is a failure.
-    let link_fail = format!(
-        "FAIL {} -: a link: followed only when named, never inside a folder",
-        dir.join("again.json").display()
+    let link_fail = fail_line(
+        &dir.join("again.json"),
+        "a link: followed only when named, never inside a folder",
     );
     let (code, lines) = verify_lines(&[&dir], Duration::from_secs(60));
     assert_eq!(code, Some(1));

@@ -70,21 +70,11 @@ pub fn read_input(path: &Path) -> Result<Zeroizing<Vec<u8>>, String> {
 }
 
 /// Read all of `source`, refusing more than [`MAX_INPUT`] bytes.
-fn read_bounded(mut source: impl Read, what: &str) -> Result<Zeroizing<Vec<u8>>, String> {
-    let mut buf = Zeroizing::new(vec![0u8; MAX_INPUT + 1]);
-    let mut len = 0;
-    while let Some(rest) = buf.get_mut(len..).filter(|r| !r.is_empty()) {
-        match source.read(rest) {
-            Ok(0) => break,
-            Ok(n) => len += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("{what}: {e}")),
-        }
-    }
-    if len > MAX_INPUT {
-        return Err(format!("{what}: longer than {MAX_INPUT} bytes"));
-    }
-    buf.truncate(len);
+fn read_bounded(source: impl Read, what: &str) -> Result<Zeroizing<Vec<u8>>, String> {
+    // Room for one byte past the bound, so the buffer never grows (a grown
+    // buffer would leave a copy behind that nothing wipes).
+    let mut buf = Zeroizing::new(Vec::with_capacity(MAX_INPUT + 1));
+    files::read_at_most(source, MAX_INPUT as u64, &mut buf).map_err(|e| format!("{what}: {e}"))?;
     Ok(buf)
 }
 

@@ -202,22 +202,13 @@ impl Report {
 
     /// A `kemsphinx-vectors/1` file.
     fn verify_schema_file(&mut self, path: &Path, doc: &Value) {
-        match doc.get("schema").and_then(Value::as_str) {
-            Some(SCHEMA) => {}
-            Some(other) => {
-                return self.fail(
-                    path,
-                    "-",
-                    format!("unknown schema `{other}` (this runner reads {SCHEMA})"),
-                );
-            }
-            None => {
-                return self.fail(
-                    path,
-                    "-",
-                    format!("no `schema` field (this runner reads {SCHEMA})"),
-                );
-            }
+        let schema = match doc.get("schema").and_then(Value::as_str) {
+            Some(SCHEMA) => None,
+            Some(other) => Some(format!("unknown schema `{other}`")),
+            None => Some("no `schema` field".to_owned()),
+        };
+        if let Some(why) = schema {
+            return self.fail(path, "-", format!("{why} (this runner reads {SCHEMA})"));
         }
         let Some(cases) = doc.get("cases").and_then(Value::as_array) else {
             return self.fail(path, "-", "no `cases` list".into());

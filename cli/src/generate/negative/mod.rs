@@ -113,37 +113,28 @@ impl Base {
                     "packet": hex(self.packet(packet)?),
                 }),
             ),
-            Op::Edited(edited_input, edit) => {
-                let field = |input: Input| {
+            Op::Edited(edited, edit) => {
+                use Input::{EncryptedReply, Payload, PrivateKey, PublicKey, Surb, SurbKeys};
+                let (op, inputs): (_, &[_]) = match edited {
+                    Surb | Payload => ("reply_from_surb", &[("surb", Surb), ("payload", Payload)]),
+                    EncryptedReply | SurbKeys => (
+                        "decrypt_reply",
+                        &[("surb_keys", SurbKeys), ("encrypted_reply", EncryptedReply)],
+                    ),
+                    PrivateKey => ("load_private_key", &[("private_key", PrivateKey)]),
+                    PublicKey => ("load_public_key", &[("public_key", PublicKey)]),
+                };
+                let mut fields = json!({});
+                for &(name, input) in inputs {
                     let bytes = self.input(input)?;
-                    let bytes = if input == *edited_input {
+                    let bytes = if input == *edited {
                         self.edited(&bytes, edit)?
                     } else {
                         bytes
                     };
-                    Gen::Ok(hex(bytes))
-                };
-                match edited_input {
-                    Input::Surb | Input::Payload => (
-                        "reply_from_surb",
-                        json!({ "surb": field(Input::Surb)?, "payload": field(Input::Payload)? }),
-                    ),
-                    Input::EncryptedReply | Input::SurbKeys => (
-                        "decrypt_reply",
-                        json!({
-                            "surb_keys": field(Input::SurbKeys)?,
-                            "encrypted_reply": field(Input::EncryptedReply)?,
-                        }),
-                    ),
-                    Input::PrivateKey => (
-                        "load_private_key",
-                        json!({ "private_key": field(Input::PrivateKey)? }),
-                    ),
-                    Input::PublicKey => (
-                        "load_public_key",
-                        json!({ "public_key": field(Input::PublicKey)? }),
-                    ),
+                    fields[name] = hex(bytes);
                 }
+                (op, fields)
             }
             Op::Create {
                 surb,

@@ -11,10 +11,8 @@
 //! the same parser, so it can only create areas every hop accepts; the next
 //! hop's MAC, known only later, is patched into a slot fixed at validation.
 
-use core::fmt;
-
 use crate::bytes::{split_mut, sub_mut};
-use crate::error::{CommandError, Error, Input, array_ref};
+use crate::error::{CommandError, Input};
 use crate::geometry::{
     COMMANDS_LEN, MAC_LEN, NEXT_NODE_HOP_CMD_LEN, NODE_DELAY_CMD_LEN, NODE_ID_LEN,
     RECIPIENT_CMD_LEN, RECIPIENT_ID_LEN, SURB_ID_LEN, SURB_REPLY_CMD_LEN,
@@ -44,10 +42,10 @@ macro_rules! identifier {
         }
 
         impl TryFrom<&[u8]> for $name {
-            type Error = Error;
+            type Error = crate::error::Error;
 
-            fn try_from(bytes: &[u8]) -> Result<Self, Error> {
-                array_ref($input, bytes).map(|b| Self(*b))
+            fn try_from(bytes: &[u8]) -> Result<Self, crate::error::Error> {
+                crate::error::array_ref($input, bytes).map(|b| Self(*b))
             }
         }
 
@@ -57,8 +55,8 @@ macro_rules! identifier {
             }
         }
 
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 write!(f, "{}(", stringify!($name))?;
                 for b in &self.0 {
                     write!(f, "{b:02x}")?;
@@ -68,6 +66,8 @@ macro_rules! identifier {
         }
     };
 }
+
+pub(crate) use identifier;
 
 identifier!(
     /// A mix node's 32-byte identifier.
@@ -285,17 +285,12 @@ impl Commands {
         self.items.iter().flatten()
     }
 
-    /// Number of commands (one to four).
+    /// Number of commands (one to four: parsed commands always name an
+    /// action, so there is no `is_empty`).
     #[must_use]
+    #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> usize {
         self.iter().count()
-    }
-
-    /// Always `false`: parsed commands name an action. (For symmetry with
-    /// [`Commands::len`].)
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// The `node_delay`, if any.

@@ -27,20 +27,15 @@ use crate::payload::{self, Body};
 /// The only version this format has.
 const VERSION: [u8; VERSION_LEN] = [0, 0];
 
-/// The SHA-512/256 of a packet's KEM ciphertext. Equal tags mean a replayed
-/// packet; a mix keeps the tags it has seen and drops repeats.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ReplayTag(pub [u8; REPLAY_TAG_LEN]);
-
-impl core::fmt::Debug for ReplayTag {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "ReplayTag(")?;
-        for b in &self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        write!(f, ")")
-    }
-}
+crate::commands::identifier!(
+    /// The SHA-512/256 of a packet's KEM ciphertext. Equal tags mean a
+    /// replayed packet; a mix keeps the tags it has seen and drops repeats.
+    /// The same conversions as [`NodeId`](crate::NodeId): from and as its
+    /// 32 bytes, and from a slice of exactly 32 bytes.
+    ReplayTag,
+    REPLAY_TAG_LEN,
+    Input::ReplayTag
+);
 
 /// A packet's replay tag, from its bytes alone: one hash, no key, no KEM.
 #[must_use]

@@ -94,6 +94,11 @@ pub struct SurbKeys {
 
 impl SurbKeys {
     /// Accept 320 key bytes.
+    ///
+    /// Infallible, unlike [`Surb::from_bytes`]: every 320 bytes are five
+    /// valid key blocks (nothing in them can be checked), whereas a SURB
+    /// carries a version field that must be `00 00`. The length is the
+    /// type's; from a slice, `TryFrom<&[u8]>` refuses any other length.
     #[must_use]
     pub fn from_bytes(bytes: &[u8; SURB_KEYS_LEN]) -> Self {
         const B: usize = SPRP_KEY_BLOCK_LEN;

@@ -1,5 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![no_std]
+// docs.rs (and CI's copy of its build) labels every feature-gated item.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_code)]
 #![deny(
     clippy::undocumented_unsafe_blocks,
@@ -45,12 +47,22 @@ use keys::Keys;
 /// derived from it, plus the implementation chosen for this CPU.
 ///
 /// Wiped on drop; its `Debug` shows only the implementation in use.
-#[derive(Zeroize, ZeroizeOnDrop)]
+#[derive(Zeroize)]
 pub struct Aez {
     keys: Keys,
     #[zeroize(skip)]
     path: Path,
 }
+
+impl Drop for Aez {
+    fn drop(&mut self) {
+        self.zeroize();
+    }
+}
+
+/// Written out rather than derived: the derive's impl is hidden from the
+/// documentation, and users check for this trait there.
+impl ZeroizeOnDrop for Aez {}
 
 /// The implementation of AEZ-core an [`Aez`] uses; see [`Aez::backend`].
 /// All of them compute the same function.

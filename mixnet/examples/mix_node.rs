@@ -8,7 +8,7 @@
 //! `node_delay`. At the end: per-node counts and latency percentiles.
 //!
 //! ```text
-//! cargo run --release --example mix_node [-- REQUESTS]
+//! cargo run --release --manifest-path mixnet/Cargo.toml --example mix_node [-- REQUESTS]
 //! ```
 //!
 //! Where to look (in `mixnet/src/`): `node.rs` is the mix loop, `epoch.rs`

@@ -20,10 +20,10 @@ use kemsphinx::geometry::{
     SPRP_KEY_LEN, SURB_ID_LEN, X25519_LEN,
 };
 use kemsphinx::{Command, RecipientId, Surb, SurbId, SurbKeys, hazmat, unwrap};
-use kemsphinx_support::{Node, area, encoded};
+use kemsphinx_support::{Node, P_PLUS_2, area, encoded};
 use serde_json::{Map, Value, json};
 
-use self::table::{Cmd, Edit, Input, Op, Packet, Part, Spec};
+use self::table::{Spec, number, offset};
 use super::drbg::{Drbg, Gen};
 use super::scenario::{
     Encap, Terminal, Walk, commands_json, forward_packet, make_surb, nodes, packet_buffer, parts,
@@ -91,60 +91,56 @@ impl Base {
         self.nodes.get(i).ok_or_else(|| format!("no node {i}"))
     }
 
-    /// One input of the base scenario.
-    fn input(&self, input: Input) -> Gen<Vec<u8>> {
-        Ok(match input {
-            Input::Surb => self.surb.as_bytes().to_vec(),
-            Input::Payload => self.reply_payload.to_vec(),
-            Input::EncryptedReply => self.reply_walk.terminal.clone(),
-            Input::SurbKeys => self.surb_keys.to_bytes().to_vec(),
-            Input::PrivateKey => self.node(0)?.key.to_bytes().to_vec(),
-            Input::PublicKey => self.node(0)?.key.public_key().to_bytes().to_vec(),
+    /// One input of the base scenario, by its field name.
+    fn input(&self, name: &str) -> Gen<Vec<u8>> {
+        Ok(match name {
+            "surb" => self.surb.as_bytes().to_vec(),
+            "payload" => self.reply_payload.to_vec(),
+            "encrypted_reply" => self.reply_walk.terminal.clone(),
+            "surb_keys" => self.surb_keys.to_bytes().to_vec(),
+            "private_key" => self.node(0)?.key.to_bytes().to_vec(),
+            "public_key" => self.node(0)?.key.public_key().to_bytes().to_vec(),
+            _ => return Err(format!("unknown input `{name}`")),
         })
     }
 
-    /// The operation's name and its input fields.
-    fn inputs(&self, op: &Op) -> Gen<(&'static str, Value)> {
-        Ok(match op {
-            Op::Unwrap { packet, key } => (
+    /// The operation's name and its input fields, made as the row's
+    /// operation and change say.
+    fn inputs(&self, op: &str, change: &str) -> Gen<(&'static str, Value)> {
+        Ok(match op.split(' ').collect::<Vec<_>>()[..] {
+            ["unwrap", key, packet] => (
                 "unwrap",
                 json!({
-                    "private_key": hex(&self.node(*key)?.key.to_bytes()[..]),
-                    "packet": hex(self.packet(packet)?),
+                    "private_key": hex(&self.node(number(key)?)?.key.to_bytes()[..]),
+                    "packet": hex(self.packet(packet, change)?),
                 }),
             ),
-            Op::Edited(edited, edit) => {
-                use Input::{EncryptedReply, Payload, PrivateKey, PublicKey, Surb, SurbKeys};
-                let (op, inputs): (_, &[_]) = match edited {
-                    Surb | Payload => ("reply_from_surb", &[("surb", Surb), ("payload", Payload)]),
-                    EncryptedReply | SurbKeys => (
-                        "decrypt_reply",
-                        &[("surb_keys", SurbKeys), ("encrypted_reply", EncryptedReply)],
-                    ),
-                    PrivateKey => ("load_private_key", &[("private_key", PrivateKey)]),
-                    PublicKey => ("load_public_key", &[("public_key", PublicKey)]),
+            ["edit", edited] => {
+                let (op, names): (_, &[_]) = match edited {
+                    "surb" | "payload" => ("reply_from_surb", &["surb", "payload"]),
+                    "encrypted_reply" | "surb_keys" => {
+                        ("decrypt_reply", &["surb_keys", "encrypted_reply"])
+                    }
+                    "private_key" => ("load_private_key", &["private_key"]),
+                    "public_key" => ("load_public_key", &["public_key"]),
+                    _ => return Err(format!("unknown input `{edited}`")),
                 };
                 let mut fields = json!({});
-                for &(name, input) in inputs {
-                    let bytes = self.input(input)?;
-                    let bytes = if input == *edited {
-                        self.edited(&bytes, edit)?
+                for &name in names {
+                    let bytes = self.input(name)?;
+                    fields[name] = hex(if name == edited {
+                        self.edited(&bytes, change)?
                     } else {
                         bytes
-                    };
-                    fields[name] = hex(bytes);
+                    });
                 }
                 (op, fields)
             }
-            Op::Create {
-                surb,
-                hop,
-                commands,
-            } => {
+            [create @ ("create_packet" | "create_surb"), hop] => {
                 let mut all = self.commands.clone();
-                *all.get_mut(*hop).ok_or("no such hop")? = commands
-                    .iter()
-                    .map(|c| self.command(*c))
+                *all.get_mut(number::<usize>(hop)?).ok_or("no such hop")? = change
+                    .split(' ')
+                    .map(|c| self.command(c))
                     .collect::<Gen<_>>()?;
                 let nodes: Vec<Value> = self
                     .nodes
@@ -154,32 +150,37 @@ impl Base {
                     })
                     .collect();
                 let mut fields = json!({ "nodes": nodes, "commands": commands_json(&all) });
-                if *surb {
+                if create == "create_surb" {
                     ("create_surb", fields)
                 } else {
                     fields["payload"] = hex(&self.payload[..]);
                     ("create_packet", fields)
                 }
             }
+            _ => return Err(format!("unknown operation `{op}`")),
         })
     }
 
-    /// A packet of the base scenario, made as `packet` says.
-    fn packet(&self, packet: &Packet) -> Gen<Vec<u8>> {
-        match packet {
-            Packet::Forward(hop, edit) => self.edited(received(&self.walk, *hop)?, edit),
-            Packet::Reply(hop, edit) => self.edited(received(&self.reply_walk, *hop)?, edit),
-            Packet::Zero => Ok(vec![0; PACKET_LEN]),
-            Packet::RawArea(hop, area_parts) => self.raw_area(*hop, area_parts),
-            Packet::Rebuilt(edit) => self.rebuilt(edit),
-            Packet::Reenciphered(hop, edit) => self.reenciphered(*hop, edit),
+    /// A packet of the base scenario, made as an `unwrap` row says (see
+    /// [`table`]).
+    fn packet(&self, spec: &str, change: &str) -> Gen<Vec<u8>> {
+        let (kind, hop) = spec.split_once(':').unwrap_or((spec, "0"));
+        let hop = number(hop)?;
+        match kind {
+            "fwd" => self.edited(received(&self.walk, hop)?, change),
+            "reply" => self.edited(received(&self.reply_walk, hop)?, change),
+            "zero" => Ok(vec![0; PACKET_LEN]),
+            "raw" => self.raw_area(hop, change),
+            "rebuilt" => self.rebuilt(change),
+            "reenc" => self.reenciphered(hop, change),
+            _ => Err(format!("unknown packet `{spec}`")),
         }
     }
 
     /// A command of the table.
-    fn command(&self, cmd: Cmd) -> Gen<Command> {
-        Ok(match cmd {
-            Cmd::NextHop => self
+    fn command(&self, text: &str) -> Gen<Command> {
+        Ok(match text {
+            "next_hop" => self
                 .walk
                 .commands
                 .first()
@@ -189,31 +190,38 @@ impl Base {
                 })
                 .cloned()
                 .ok_or("no next_node_hop at hop 0")?,
-            Cmd::NextHopZeroMac => Command::NextNodeHop {
+            "next_hop_zero_mac" => Command::NextNodeHop {
                 id: self.node(1)?.id,
                 mac: [0; MAC_LEN],
             },
-            Cmd::Delay(ms) => Command::NodeDelay(ms),
-            Cmd::Recipient => Command::Recipient(RecipientId([0x52; RECIPIENT_ID_LEN])),
-            Cmd::SurbReply => Command::SurbReply(SurbId([0x53; SURB_ID_LEN])),
+            "recipient" => Command::Recipient(RecipientId([0x52; RECIPIENT_ID_LEN])),
+            "surb_reply" => Command::SurbReply(SurbId([0x53; SURB_ID_LEN])),
+            _ => match text.strip_prefix("delay:") {
+                Some(ms) => Command::NodeDelay(number(ms)?),
+                None => return Err(format!("unknown command `{text}`")),
+            },
         })
     }
 
     /// The forward packet as hop `hop` receives it when its commands area
     /// is made of `area_parts` (every other hop's as in the base scenario,
     /// valid MACs throughout).
-    fn raw_area(&self, hop: usize, area_parts: &[Part]) -> Gen<Vec<u8>> {
+    fn raw_area(&self, hop: usize, area_parts: &str) -> Gen<Vec<u8>> {
         let pieces = area_parts
-            .iter()
+            .split(' ')
+            .filter(|p| *p != "-")
             .map(|part| {
-                Ok(match part {
-                    Part::Whole(cmd) => encoded(&self.command(*cmd)?),
-                    Part::Head(cmd, n) => encoded(&self.command(*cmd)?)
-                        .get(..*n)
-                        .ok_or("command shorter than its head")?
-                        .to_vec(),
-                    Part::Bytes(bytes) => bytes.clone(),
-                })
+                if let Some(bytes) = part.strip_prefix("bytes:") {
+                    return hex::decode(bytes).map_err(|e| e.to_string());
+                }
+                let Some((cmd, n)) = part.strip_prefix("head:").and_then(|h| h.rsplit_once(':'))
+                else {
+                    return Ok(encoded(&self.command(part)?));
+                };
+                let head = encoded(&self.command(cmd)?)
+                    .get(..number(n)?)
+                    .map(<[u8]>::to_vec);
+                head.ok_or_else(|| "command shorter than its head".into())
             })
             .collect::<Gen<Vec<_>>>()?;
         let mut areas = [None; HOPS];
@@ -236,7 +244,7 @@ impl Base {
 
     /// The forward packet rebuilt for the KEM ciphertext `edit` leaves in
     /// hop 0's packet, with the secret hop 0 derives from it.
-    fn rebuilt(&self, edit: &Edit) -> Gen<Vec<u8>> {
+    fn rebuilt(&self, edit: &str) -> Gen<Vec<u8>> {
         let ciphertext = kem_ciphertext(&self.edited(received(&self.walk, 0)?, edit)?)?;
         let secret =
             hazmat::decapsulate(&self.node(0)?.key, &ciphertext).map_err(|e| e.to_string())?;
@@ -258,7 +266,7 @@ impl Base {
     /// The forward packet as hop `hop` receives it, its payload edited
     /// under that hop's layer: deciphered with the hop's key, edited,
     /// enciphered again (the header untouched).
-    fn reenciphered(&self, hop: usize, edit: &Edit) -> Gen<Vec<u8>> {
+    fn reenciphered(&self, hop: usize, edit: &str) -> Gen<Vec<u8>> {
         let mut pkt = received(&self.walk, hop)?.to_vec();
         let secret = hazmat::decapsulate(&self.node(hop)?.key, &kem_ciphertext(&pkt)?)
             .map_err(|e| e.to_string())?;
@@ -277,34 +285,45 @@ impl Base {
         Ok(pkt)
     }
 
-    /// `bytes` changed as `edit` says.
-    fn edited(&self, bytes: &[u8], edit: &Edit) -> Gen<Vec<u8>> {
+    /// `bytes` changed as the row's `change` says (see [`table`]).
+    fn edited(&self, bytes: &[u8], change: &str) -> Gen<Vec<u8>> {
         let mut out = bytes.to_vec();
         let outside = || format!("an edit outside the {} input bytes", bytes.len());
-        match edit {
-            Edit::Keep => {}
-            Edit::Resize(len) => out.resize(*len, 0),
-            Edit::Flip(at, bit) => *out.get_mut(*at).ok_or_else(outside)? ^= 1 << bit,
-            Edit::Put(at, new) => out
-                .get_mut(*at..*at + new.len())
-                .ok_or_else(outside)?
-                .copy_from_slice(new),
-            Edit::Coefficient(value) => {
+        match change.split(' ').collect::<Vec<_>>()[..] {
+            ["keep"] => {}
+            ["resize", len] => out.resize(number(len)?, 0),
+            ["flip", at, bit] => {
+                *out.get_mut(offset(at)?).ok_or_else(outside)? ^= 1 << number::<u8>(bit)?
+            }
+            ["put", at, value] => {
+                let new = match value.strip_prefix("point:") {
+                    Some(name) => table::point(name)?.u.to_vec(),
+                    None if value == "p+2" => P_PLUS_2.to_vec(),
+                    None => hex::decode(value).map_err(|e| e.to_string())?,
+                };
+                let at = offset(at)?;
+                out.get_mut(at..at + new.len())
+                    .ok_or_else(outside)?
+                    .copy_from_slice(&new);
+            }
+            ["coefficient", value] => {
                 // Byte 0 and the low nibble of byte 1 of the encapsulation key.
-                let [lo, hi] = value.to_le_bytes();
+                let [lo, hi] = number::<u16>(value)?.to_le_bytes();
                 let Some([first, second]) = out.get_mut(X25519_LEN..X25519_LEN + 2) else {
                     return Err(outside());
                 };
                 *first = lo;
                 *second = (*second & 0xf0) | hi;
             }
-            Edit::OtherKeyBlock(block) => {
+            ["other_block", block] => {
+                let block: usize = number(block)?;
                 let range = block * SPRP_KEY_BLOCK_LEN..(block + 1) * SPRP_KEY_BLOCK_LEN;
                 let other = self.other_keys.to_bytes();
                 out.get_mut(range.clone())
                     .ok_or_else(outside)?
                     .copy_from_slice(other.get(range).ok_or_else(outside)?);
             }
+            _ => return Err(format!("unknown change `{change}`")),
         }
         Ok(out)
     }
@@ -334,7 +353,7 @@ fn key_part<const N: usize>(okm: &[u8], range: std::ops::Range<usize>) -> Gen<&[
 
 /// One case: its inputs, `expect`, and what the reference did (`seen`).
 fn build(base: &Base, spec: &Spec, id: &str, seen: &Value) -> Gen<Value> {
-    let (op, mut case) = base.inputs(&spec.op)?;
+    let (op, mut case) = base.inputs(spec.op, spec.change)?;
     let (expect, detail) = &spec.expect;
     case["id"] = json!(id);
     case["op"] = json!(op);

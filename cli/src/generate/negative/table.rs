@@ -26,88 +26,26 @@
 //! `head:COMMAND:N` (its first `N` encoded bytes), `bytes:HEX`.
 
 use kemsphinx::geometry::layout::{packet, payload};
-use kemsphinx_support::{P_PLUS_2, small_order_encodings};
+use kemsphinx_support::{SmallOrderPoint, small_order_encodings};
 
 use crate::generate::drbg::Gen;
 
 /// The rows.
 const ROWS: &str = include_str!("cases.txt");
 
-/// One case.
+/// One case: a row, its operation and change still as written (the base
+/// scenario reads them as it makes the inputs).
 pub(super) struct Spec {
     /// The id, less the `neg-own-` every id starts with.
     pub(super) id: &'static str,
-    pub(super) op: Op,
+    pub(super) op: &'static str,
+    pub(super) change: &'static str,
     /// `expect`, and `expect_detail` (this library's error in `Debug` form).
     pub(super) expect: (&'static str, Option<&'static str>),
     pub(super) note: String,
     /// `library_choice`: why this library gives `expect` where the
     /// reference does otherwise (required exactly there).
     pub(super) choice: Option<&'static str>,
-}
-
-/// The operation and how each of its inputs is made.
-pub(super) enum Op {
-    /// `unwrap` of `packet` with node `key`'s private key.
-    Unwrap { packet: Packet, key: usize },
-    /// The operation that takes this input, given it edited and every
-    /// other input as in the base scenario.
-    Edited(Input, Edit),
-    /// `create_packet` (or, with `surb`, `create_surb`) over the base nodes
-    /// with the base commands, but hop `hop` given `commands`.
-    Create {
-        surb: bool,
-        hop: usize,
-        commands: Vec<Cmd>,
-    },
-}
-
-/// An input of the base scenario.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Input {
-    Surb,
-    Payload,
-    EncryptedReply,
-    SurbKeys,
-    PrivateKey,
-    PublicKey,
-}
-
-/// A packet made from the base scenario (see the module documentation).
-pub(super) enum Packet {
-    Forward(usize, Edit),
-    Reply(usize, Edit),
-    Zero,
-    RawArea(usize, Vec<Part>),
-    Rebuilt(Edit),
-    Reenciphered(usize, Edit),
-}
-
-/// A change to an input's bytes.
-pub(super) enum Edit {
-    Keep,
-    Resize(usize),
-    Flip(usize, u8),
-    Put(usize, Vec<u8>),
-    Coefficient(u16),
-    OtherKeyBlock(usize),
-}
-
-/// A command, as the cases use them.
-#[derive(Clone, Copy)]
-pub(super) enum Cmd {
-    NextHop,
-    NextHopZeroMac,
-    Delay(u32),
-    Recipient,
-    SurbReply,
-}
-
-/// A piece of a raw commands area.
-pub(super) enum Part {
-    Whole(Cmd),
-    Head(Cmd, usize),
-    Bytes(Vec<u8>),
 }
 
 /// Every case, in the order of the file.
@@ -133,20 +71,6 @@ fn row(line: &'static str, reasons: &[(&str, &'static str)]) -> Gen<Spec> {
     let [id, op, change, expect, detail, reason, note] = fields[..] else {
         return Err("not seven fields".into());
     };
-    let mut what = None;
-    let op = match op.split(' ').collect::<Vec<_>>()[..] {
-        ["unwrap", key, packet] => Op::Unwrap {
-            key: number(key)?,
-            packet: packet_of(packet, change, &mut what)?,
-        },
-        ["edit", input] => Op::Edited(input_of(input)?, edit(change, &mut what)?),
-        [create @ ("create_packet" | "create_surb"), hop] => Op::Create {
-            surb: create == "create_surb",
-            hop: number(hop)?,
-            commands: change.split(' ').map(cmd).collect::<Gen<_>>()?,
-        },
-        _ => return Err(format!("unknown operation `{op}`")),
-    };
     let choice = match reason {
         "-" => None,
         name => Some(
@@ -157,77 +81,28 @@ fn row(line: &'static str, reasons: &[(&str, &'static str)]) -> Gen<Spec> {
                 .1,
         ),
     };
+    let what = match change.split_once("point:") {
+        Some((_, name)) => Some(point(name)?.what),
+        None => None,
+    };
     Ok(Spec {
         id,
         op,
+        change,
         expect: (expect, (detail != "-").then_some(detail)),
         note: what.map_or_else(|| note.to_owned(), |w| note.replace("{what}", &w)),
         choice,
     })
 }
 
-/// A packet of an `unwrap` row.
-fn packet_of(spec: &str, change: &str, what: &mut Option<String>) -> Gen<Packet> {
-    let (kind, hop) = spec.split_once(':').unwrap_or((spec, "0"));
-    let hop = number(hop)?;
-    Ok(match kind {
-        "fwd" => Packet::Forward(hop, edit(change, what)?),
-        "reply" => Packet::Reply(hop, edit(change, what)?),
-        "zero" => Packet::Zero,
-        "raw" => Packet::RawArea(
-            hop,
-            change
-                .split(' ')
-                .filter(|p| *p != "-")
-                .map(part)
-                .collect::<Gen<_>>()?,
-        ),
-        "rebuilt" => Packet::Rebuilt(edit(change, what)?),
-        "reenc" => Packet::Reenciphered(hop, edit(change, what)?),
-        _ => return Err(format!("unknown packet `{spec}`")),
-    })
-}
-
-/// An input of an `edit` row.
-fn input_of(name: &str) -> Gen<Input> {
-    Ok(match name {
-        "surb" => Input::Surb,
-        "payload" => Input::Payload,
-        "encrypted_reply" => Input::EncryptedReply,
-        "surb_keys" => Input::SurbKeys,
-        "private_key" => Input::PrivateKey,
-        "public_key" => Input::PublicKey,
-        _ => return Err(format!("unknown input `{name}`")),
-    })
-}
-
-/// A change; a small-order point's description goes to `what`.
-fn edit(change: &str, what: &mut Option<String>) -> Gen<Edit> {
-    Ok(match change.split(' ').collect::<Vec<_>>()[..] {
-        ["keep"] => Edit::Keep,
-        ["resize", len] => Edit::Resize(number(len)?),
-        ["flip", at, bit] => Edit::Flip(offset(at)?, number(bit)?),
-        ["put", at, "p+2"] => Edit::Put(offset(at)?, P_PLUS_2.to_vec()),
-        ["put", at, value] => Edit::Put(
-            offset(at)?,
-            match value.strip_prefix("point:") {
-                Some(name) => {
-                    let point = small_order_encodings().into_iter().find(|p| p.name == name);
-                    let point = point.ok_or_else(|| format!("no small-order point `{name}`"))?;
-                    *what = Some(point.what);
-                    point.u.to_vec()
-                }
-                None => hex::decode(value).map_err(|e| e.to_string())?,
-            },
-        ),
-        ["coefficient", value] => Edit::Coefficient(number(value)?),
-        ["other_block", block] => Edit::OtherKeyBlock(number(block)?),
-        _ => return Err(format!("unknown change `{change}`")),
-    })
+/// The small-order encoding `name`.
+pub(super) fn point(name: &str) -> Gen<SmallOrderPoint<String>> {
+    let found = small_order_encodings().into_iter().find(|p| p.name == name);
+    found.ok_or_else(|| format!("no small-order point `{name}`"))
 }
 
 /// A byte offset: a number, or a layout name with an optional `+N`/`-N`.
-fn offset(at: &str) -> Gen<usize> {
+pub(super) fn offset(at: &str) -> Gen<usize> {
     let (name, delta) = at.split_at(at.find(['+', '-']).unwrap_or(at.len()));
     let base = match name {
         "version" => packet::VERSION.start,
@@ -249,32 +124,7 @@ fn offset(at: &str) -> Gen<usize> {
     }
 }
 
-/// A command.
-fn cmd(text: &str) -> Gen<Cmd> {
-    Ok(match text.split_once(':') {
-        Some(("delay", ms)) => Cmd::Delay(number(ms)?),
-        _ => match text {
-            "next_hop" => Cmd::NextHop,
-            "next_hop_zero_mac" => Cmd::NextHopZeroMac,
-            "recipient" => Cmd::Recipient,
-            "surb_reply" => Cmd::SurbReply,
-            _ => return Err(format!("unknown command `{text}`")),
-        },
-    })
-}
-
-/// A part of a raw commands area.
-fn part(text: &str) -> Gen<Part> {
-    if let Some(bytes) = text.strip_prefix("bytes:") {
-        return Ok(Part::Bytes(hex::decode(bytes).map_err(|e| e.to_string())?));
-    }
-    if let Some((command, n)) = text.strip_prefix("head:").and_then(|h| h.rsplit_once(':')) {
-        return Ok(Part::Head(cmd(command)?, number(n)?));
-    }
-    cmd(text).map(Part::Whole)
-}
-
 /// A decimal number.
-fn number<T: std::str::FromStr>(text: &str) -> Gen<T> {
+pub(super) fn number<T: std::str::FromStr>(text: &str) -> Gen<T> {
     text.parse().map_err(|_| format!("not a number: `{text}`"))
 }

@@ -9,10 +9,9 @@
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
+use std::ops::Range;
 use std::path::Path;
 use std::process::ExitCode;
-
-use std::ops::Range;
 
 use kemsphinx::geometry::layout;
 use kemsphinx::geometry::{
@@ -252,13 +251,8 @@ fn unwrap_report(
 #[must_use]
 pub fn main(args: &[OsString]) -> ExitCode {
     match run(args) {
-        Ok(ok) => {
-            if ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
-        }
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
         Err(e) => {
             eprintln!("kemsphinx inspect: {e}\nusage: {USAGE}");
             ExitCode::from(2)

@@ -163,29 +163,14 @@ pub fn write_key_pair(dir: &Path, files: &KeyFiles, key: &PrivateKey) -> io::Res
         public: permissions(public.as_file())?,
         private: permissions(private.as_file())?,
     };
-    let private = persist(private, &files.private)?;
-    persist(public, &files.public)?.keep();
-    private.keep();
+    persist(private, &files.private)?;
+    if let Err(e) = persist(public, &files.public) {
+        // Both or neither: the private file named a moment ago goes.
+        let _ = fs::remove_file(&files.private);
+        return Err(e);
+    }
     sync_dir(dir);
     Ok(modes)
-}
-
-/// A file this call created: removed when dropped, unless kept.
-struct Made(Option<PathBuf>);
-
-impl Made {
-    /// Keep the file: the call succeeded.
-    fn keep(mut self) {
-        self.0 = None;
-    }
-}
-
-impl Drop for Made {
-    fn drop(&mut self) {
-        if let Some(path) = self.0.take() {
-            let _ = fs::remove_file(path);
-        }
-    }
 }
 
 /// A complete temporary copy of a key file beside `target`
@@ -213,14 +198,12 @@ fn temp(target: &Path, bytes: &[u8], mode: u32) -> io::Result<NamedTempFile> {
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", target.display())))
 }
 
-/// Give a temporary file its final name, which fails rather than replaces
-/// if the name exists. Returns the final file, still to be removed on a
-/// later failure unless kept.
-fn persist(file: NamedTempFile, target: &Path) -> io::Result<Made> {
-    file.persist_noclobber(target).map_err(|e| {
-        io::Error::new(e.error.kind(), format!("{}: {}", target.display(), e.error))
-    })?;
-    Ok(Made(Some(target.to_owned())))
+/// Give a temporary file its final name, failing rather than replacing if
+/// the name exists (the temporary file is then removed).
+fn persist(file: NamedTempFile, target: &Path) -> io::Result<()> {
+    file.persist_noclobber(target)
+        .map(drop)
+        .map_err(|e| io::Error::new(e.error.kind(), format!("{}: {}", target.display(), e.error)))
 }
 
 /// Write all of `bytes` with one `write` call (retried only if

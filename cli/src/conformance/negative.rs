@@ -57,8 +57,7 @@ pub(crate) fn negative(case: &Value) -> Outcome {
             PublicKey::try_from(&bytes(case, "public_key")?[..]).map(|_| "ok"),
             true,
         ),
-        "create_packet" => create_packet_case(case)?,
-        "create_surb" => create_surb_case(case)?,
+        op @ ("create_packet" | "create_surb") => create_case(case, op == "create_surb")?,
         other => return Err(format!("unknown negative op `{other}`")),
     };
     let class = result.unwrap_or_else(|e| error_class(&e));
@@ -119,33 +118,26 @@ fn decrypt_case(case: &Value) -> Result<Seen, String> {
     Ok((result, buf == original))
 }
 
-/// The RNG creation cases use: fixed, so a run is reproducible. Creation
-/// errors are found before any randomness is drawn.
-fn rng() -> ChaCha20Rng {
-    ChaCha20Rng::from_seed([0; 32])
-}
-
-/// `create_packet`: `nodes` (`id`, `public_key`), `commands`, `payload`;
-/// the output buffer must be untouched on error.
-fn create_packet_case(case: &Value) -> Result<Seen, String> {
+/// `create_packet` (`nodes` with `id` and `public_key`, `commands`,
+/// `payload`; the output buffer must be untouched on error) or, with
+/// `surb`, `create_surb` (`nodes`, `commands`). The RNG is fixed, so a run
+/// is reproducible: creation errors are found before any randomness is
+/// drawn.
+fn create_case(case: &Value, surb: bool) -> Result<Seen, String> {
     let commands = creator_commands(case)?;
     let keys = public_keys(case)?;
     let path = path_from_public(case, &keys, &commands)?;
+    let mut rng = ChaCha20Rng::from_seed([0; 32]);
+    if surb {
+        return Ok((create_surb(&mut rng, &path).map(|_| "ok"), true));
+    }
     let payload = bytes(case, "payload")?;
     let sentinel = Box::new([0xa5u8; PACKET_LEN]);
     let mut out = sentinel.clone();
     let result = payload_ref(&payload)
-        .and_then(|payload| create_packet(&mut rng(), &path, payload, &mut out))
+        .and_then(|payload| create_packet(&mut rng, &path, payload, &mut out))
         .map(|()| "ok");
     Ok((result, out == sentinel))
-}
-
-/// `create_surb`: `nodes` and `commands`.
-fn create_surb_case(case: &Value) -> Result<Seen, String> {
-    let commands = creator_commands(case)?;
-    let keys = public_keys(case)?;
-    let path = path_from_public(case, &keys, &commands)?;
-    Ok((create_surb(&mut rng(), &path).map(|_| "ok"), true))
 }
 
 /// The public keys of `nodes`, loaded (a refused key is a malformed case).

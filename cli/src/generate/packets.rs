@@ -8,30 +8,16 @@ use serde_json::{Value, json};
 use super::drbg::{Drbg, Gen};
 use super::scenario::{
     Terminal, commands_json, encaps_json, forward_packet, make_surb, node_json, nodes,
-    packets_json, path, walk,
+    packet_buffer, packets_json, path, walk,
 };
 use crate::case::hex;
 
-/// How a case's payload is chosen.
-#[derive(Clone, Copy)]
-enum Fill {
-    Drbg,
-    Byte(u8),
-}
-
-impl Fill {
-    fn payload(self, rng: &mut Drbg) -> Box<[u8; PAYLOAD_LEN]> {
-        match self {
-            Self::Drbg => rng.payload(),
-            Self::Byte(b) => Box::new([b; PAYLOAD_LEN]),
-        }
-    }
-
-    fn describe(self) -> String {
-        match self {
-            Self::Drbg => "from the DRBG".into(),
-            Self::Byte(b) => format!("all 0x{b:02x}"),
-        }
+/// A payload from the DRBG (`fill` none) or of every byte `fill`, and how
+/// a note says which.
+fn payload(rng: &mut Drbg, fill: Option<u8>) -> (Box<[u8; PAYLOAD_LEN]>, String) {
+    match fill {
+        None => (rng.payload(), "from the DRBG".into()),
+        Some(b) => (Box::new([b; PAYLOAD_LEN]), format!("all 0x{b:02x}")),
     }
 }
 
@@ -45,10 +31,10 @@ fn forward_hops(delays: [Option<u32>; 3]) -> Vec<Vec<Command>> {
 
 /// `forward`: three packets with different commands and payloads.
 pub(crate) fn forward(rng: &mut Drbg) -> Gen<Vec<Value>> {
-    let shapes: [([Option<u32>; 3], Option<u32>, Fill); 3] = [
-        ([Some(0), Some(1_000), Some(u32::MAX)], None, Fill::Drbg),
-        ([None, None, None], Some(0), Fill::Byte(0)),
-        ([Some(50), None, Some(7)], Some(300), Fill::Byte(0xff)),
+    let shapes: [([Option<u32>; 3], Option<u32>, Option<u8>); 3] = [
+        ([Some(0), Some(1_000), Some(u32::MAX)], None, None),
+        ([None, None, None], Some(0), Some(0)),
+        ([Some(50), None, Some(7)], Some(300), Some(0xff)),
     ];
     shapes
         .into_iter()
@@ -61,7 +47,7 @@ pub(crate) fn forward(rng: &mut Drbg) -> Gen<Vec<Value>> {
                 Some(d) => vec![Command::NodeDelay(d), recipient],
                 None => vec![recipient],
             });
-            let payload = fill.payload(rng);
+            let (payload, fill) = payload(rng, fill);
             let path = path(&nodes, &commands)?;
             let (packet, encaps) = forward_packet(rng, &path, &payload)?;
             let walk = walk(&nodes, &packet, Terminal::Deliver)?;
@@ -72,8 +58,7 @@ pub(crate) fn forward(rng: &mut Drbg) -> Gen<Vec<Value>> {
                 "id": format!("forward-{n:02}"),
                 "note": format!(
                     "node_delay per forward hop {delays:?}; terminal node_delay {terminal_delay:?} \
-                     then recipient; payload {}",
-                    fill.describe()
+                     then recipient; payload {fill}"
                 ),
                 "nodes": nodes.iter().map(node_json).collect::<Vec<_>>(),
                 "commands": commands_json(&commands),
@@ -89,9 +74,9 @@ pub(crate) fn forward(rng: &mut Drbg) -> Gen<Vec<Value>> {
 /// `surb`: two SURBs, each with the reply built from it, every hop, and
 /// the decrypted reply.
 pub(crate) fn surb(rng: &mut Drbg) -> Gen<Vec<Value>> {
-    let shapes: [([Option<u32>; 3], bool, Fill); 2] = [
-        ([Some(10), Some(20), Some(30)], false, Fill::Drbg),
-        ([None, None, None], true, Fill::Byte(0)),
+    let shapes: [([Option<u32>; 3], bool, Option<u8>); 2] = [
+        ([Some(10), Some(20), Some(30)], false, None),
+        ([None, None, None], true, Some(0)),
     ];
     shapes
         .into_iter()
@@ -109,8 +94,8 @@ pub(crate) fn surb(rng: &mut Drbg) -> Gen<Vec<Value>> {
             let path = path(&nodes, &commands)?;
             let (surb, keys, encaps) = make_surb(rng, &path)?;
             let surb_bytes = hex(surb.as_bytes());
-            let reply_payload = fill.payload(rng);
-            let mut reply = super::scenario::packet_buffer();
+            let (reply_payload, fill) = payload(rng, fill);
+            let mut reply = packet_buffer();
             let first_hop = surb.reply(&reply_payload, &mut reply);
             let walk = walk(&nodes, &reply, Terminal::Reply)?;
             let mut encrypted: [u8; kemsphinx::geometry::ENCRYPTED_REPLY_LEN] = walk
@@ -124,10 +109,9 @@ pub(crate) fn surb(rng: &mut Drbg) -> Gen<Vec<Value>> {
             Ok(json!({
                 "id": format!("surb-{n:02}"),
                 "note": format!(
-                    "node_delay per forward hop {delays:?}; terminal {}; reply payload {}; \
+                    "node_delay per forward hop {delays:?}; terminal {}; reply payload {fill}; \
                      packets[0] is the reply built from the SURB (deterministic)",
                     if reordered { "surb_reply, node_delay, recipient" } else { "recipient, surb_reply" },
-                    fill.describe()
                 ),
                 "nodes": nodes.iter().map(node_json).collect::<Vec<_>>(),
                 "commands": commands_json(&commands),

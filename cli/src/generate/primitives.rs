@@ -17,50 +17,37 @@ type Randomness = ([u8; 32], [u8; 32]);
 /// `kem`: key derivation, encapsulation with recorded randomness,
 /// decapsulation, combiner intermediates, and non-canonical X25519 halves.
 pub(crate) fn kem(rng: &mut Drbg) -> Gen<Vec<Value>> {
-    let mut cases = Vec::new();
-    let fixed: [(&str, [u8; KEY_SEED_LEN]); 2] = [
-        ("all-zero seed", [0; KEY_SEED_LEN]),
-        ("all-0xff seed", [0xff; KEY_SEED_LEN]),
+    let seeds = [
+        ([0; KEY_SEED_LEN], "all-zero seed"),
+        ([0xff; KEY_SEED_LEN], "all-0xff seed"),
+        (rng.array(), "seed from the DRBG"),
+        (rng.array(), "seed from the DRBG"),
     ];
-    for (n, (what, seed)) in fixed.into_iter().enumerate() {
-        cases.push(derive(&format!("kem-derive-{n:02}"), &seed, what)?);
-    }
-    for n in 2..4 {
-        let seed = rng.array::<KEY_SEED_LEN>();
-        cases.push(derive(
-            &format!("kem-derive-{n:02}"),
-            &seed,
-            "seed from the DRBG",
-        )?);
-    }
-    let randomness: [(&str, Option<Randomness>); 5] = [
-        ("randomness from the DRBG", None),
-        ("randomness from the DRBG", None),
-        ("randomness from the DRBG", None),
-        (
+    let mut cases = seeds
+        .iter()
+        .enumerate()
+        .map(|(n, (seed, what))| derive(&format!("kem-derive-{n:02}"), seed, what))
+        .collect::<Gen<Vec<_>>>()?;
+    let fixed: [Option<(Randomness, &str)>; 5] = [
+        None,
+        None,
+        None,
+        Some((
+            ([0; 32], [0; 32]),
             "all-zero X25519 ephemeral secret (clamped to 2^254) and ML-KEM m",
-            Some(([0; 32], [0; 32])),
-        ),
-        (
+        )),
+        Some((
+            ([0xff; 32], [0xff; 32]),
             "all-0xff X25519 ephemeral secret and ML-KEM m",
-            Some(([0xff; 32], [0xff; 32])),
-        ),
+        )),
     ];
-    for (n, (what, fixed)) in randomness.into_iter().enumerate() {
+    for (n, fixed) in fixed.into_iter().enumerate() {
         let key = PrivateKey::from_seed(&rng.array());
-        let (eph, m) = match fixed {
-            Some(r) => r,
-            None => (rng.array(), rng.array()),
-        };
+        let ((eph, m), what) =
+            fixed.unwrap_or_else(|| ((rng.array(), rng.array()), "randomness from the DRBG"));
         let op = if n < 2 { "combiner" } else { "decapsulate" };
-        cases.push(encapsulation(
-            &format!("kem-{op}-{n:02}"),
-            op,
-            &key,
-            &eph,
-            &m,
-            what,
-        )?);
+        let id = format!("kem-{op}-{n:02}");
+        cases.push(encapsulation(&id, op, &key, &eph, &m, what)?);
     }
     cases.extend(non_canonical(rng)?);
     Ok(cases)

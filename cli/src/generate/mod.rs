@@ -27,15 +27,10 @@ use crate::case::hex;
 use crate::conformance::SCHEMA;
 
 /// The seed of the committed corpus (`vectors/own/`): the bytes 0x00..0x1f.
-pub const DEFAULT_SEED: [u8; 32] = {
-    let mut seed = [0u8; 32];
-    let mut i = 0;
-    while i < 32 {
-        seed[i] = i as u8;
-        i += 1;
-    }
-    seed
-};
+pub const DEFAULT_SEED: [u8; 32] = [
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
+    26, 27, 28, 29, 30, 31,
+];
 
 /// A file's case builder.
 type Build = fn(&mut Drbg) -> Gen<Vec<Value>>;
@@ -55,81 +50,54 @@ const FILES: [(&str, u64, Build); 9] = [
     ("negative", 9, negative::negative),
 ];
 
-/// The command that regenerates a corpus from `seed` into `vectors/own`.
-#[must_use]
-pub fn command_for(seed: &[u8; 32]) -> String {
-    format!(
-        "cargo run --release --bin kemsphinx -- generate --seed {} vectors/own",
-        hex::encode(seed)
-    )
-}
+/// The fixed text of the provenance objects: the fields of every file's,
+/// and the `reference` of the `negative` file and of the others.
+const PROVENANCE: &str = include_str!("provenance.json");
 
 /// The provenance object of one file.
-fn provenance(seed: &[u8; 32], kind: &str, stream: u64) -> Value {
-    let reference = if kind == "negative" {
-        "not produced by the Go reference; each case's reference_class and reference_result \
-         are what the Go reference (the build that made vectors/reference/) did with that \
-         case, observed on 2026-11-30 (vectors/observed/own-negative-reference-outcomes.json)"
-    } else {
-        "not produced by the Go reference; see vectors/README.md for what each \
-         reference_result is based on"
-    };
-    json!({
-        "generator": format!(
-            "kemsphinx generate (kemsphinx-cli {}, with the kemsphinx crate of the same workspace)",
-            env!("CARGO_PKG_VERSION")
-        ),
-        "seed": hex(seed),
-        "drbg": format!(
-            "ChaCha20Rng (crate chacha20 0.10, feature rng) keyed with `seed`, stream {}; \
-             values are drawn in the order the cases list them",
-            stream
-        ),
-        "regenerate": command_for(seed),
-        "encoding": "all byte strings lowercase hex",
-        "geometry": "MLKEM768-X25519, 4 hops: packet 16150, header 5962, per-hop routing 1202 \
-                     (commands area 82 + next KEM ciphertext 1120), SURB 6058, payload 10156, \
-                     surb_keys 320",
-        "kem": "MLKEM768-X25519: X25519 through HPQC's BLAKE2Xb adapter, then ML-KEM-768, \
-                split-PRF combiner splitprf-v1",
-        "reference": reference,
-    })
+fn provenance(seed: &[u8; 32], kind: &str, stream: u64) -> Gen<Value> {
+    let template: Value = serde_json::from_str(PROVENANCE).map_err(|e| e.to_string())?;
+    let mut doc = template["every file"].clone();
+    doc["reference"] =
+        template["reference"][if kind == "negative" { kind } else { "other" }].clone();
+    let version = env!("CARGO_PKG_VERSION");
+    doc["generator"] = json!(format!(
+        "kemsphinx generate (kemsphinx-cli {version}, with the kemsphinx crate of the same workspace)"
+    ));
+    doc["seed"] = hex(seed);
+    doc["drbg"] = json!(format!(
+        "ChaCha20Rng (crate chacha20 0.10, feature rng) keyed with `seed`, stream {stream}; \
+         values are drawn in the order the cases list them"
+    ));
+    doc["regenerate"] = json!(format!(
+        "cargo run --release --bin kemsphinx -- generate --seed {} vectors/own",
+        hex::encode(seed)
+    ));
+    Ok(doc)
 }
 
-/// Build every file of the corpus for `seed`: `(file name, JSON text)`.
+/// Write the corpus for `seed` into `dir` (created if missing), every
+/// file `<kind>.json`; returns the files written.
 ///
 /// # Errors
-/// A description of the first case that could not be generated.
-pub fn corpus(seed: &[u8; 32]) -> Gen<Vec<(String, String)>> {
+/// A generation or I/O failure (a description of the first case that
+/// could not be generated).
+pub fn write(seed: &[u8; 32], dir: &Path) -> Gen<Vec<std::path::PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     FILES
         .iter()
         .map(|&(kind, stream, build)| {
-            let name = format!("{kind}.json");
-            let cases = build(&mut Drbg::new(seed, stream)).map_err(|e| format!("{name}: {e}"))?;
+            let path = dir.join(format!("{kind}.json"));
+            let cases =
+                build(&mut Drbg::new(seed, stream)).map_err(|e| format!("{kind}.json: {e}"))?;
             let doc = json!({
                 "schema": SCHEMA,
                 "kind": kind,
-                "provenance": provenance(seed, kind, stream),
+                "provenance": provenance(seed, kind, stream)?,
                 "cases": cases,
             });
             let mut text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
             text.push('\n');
-            Ok((name, text))
-        })
-        .collect()
-}
-
-/// Write the corpus for `seed` into `dir` (created if missing); returns
-/// the files written.
-///
-/// # Errors
-/// A generation or I/O failure.
-pub fn write(seed: &[u8; 32], dir: &Path) -> Gen<Vec<std::path::PathBuf>> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    corpus(seed)?
-        .into_iter()
-        .map(|(name, text)| {
-            let path = dir.join(name);
             std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             Ok(path)
         })

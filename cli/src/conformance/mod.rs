@@ -74,28 +74,23 @@ pub struct Report {
     visited: HashSet<FileId>,
 }
 
+/// Device and inode on Unix, else the canonical path.
+#[cfg(unix)]
+type FileId = (u64, u64);
+#[cfg(not(unix))]
+type FileId = PathBuf;
+
 /// What makes two paths the same file or folder.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum FileId {
-    /// Device and inode.
-    #[cfg(unix)]
-    Inode(u64, u64),
-    /// The canonical path, where there are no inodes.
-    #[cfg(not(unix))]
-    Path(PathBuf),
+#[cfg(unix)]
+fn file_id(_path: &Path, meta: &Metadata) -> std::io::Result<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    Ok((meta.dev(), meta.ino()))
 }
 
-impl FileId {
-    #[cfg(unix)]
-    fn of(_path: &Path, meta: &Metadata) -> std::io::Result<Self> {
-        use std::os::unix::fs::MetadataExt;
-        Ok(Self::Inode(meta.dev(), meta.ino()))
-    }
-
-    #[cfg(not(unix))]
-    fn of(path: &Path, _meta: &Metadata) -> std::io::Result<Self> {
-        fs::canonicalize(path).map(Self::Path)
-    }
+/// What makes two paths the same file or folder.
+#[cfg(not(unix))]
+fn file_id(path: &Path, _meta: &Metadata) -> std::io::Result<FileId> {
+    fs::canonicalize(path)
 }
 
 /// `text` with every control character (C0, DEL, C1), Unicode
@@ -125,9 +120,7 @@ pub fn printable(text: &str) -> Cow<'_, str> {
 
 impl Report {
     /// Verify a file, or every `*.json` file under a folder (sorted,
-    /// recursive), each file and folder at most once per run. A link is
-    /// followed when it is `path` itself (named on the command line), never
-    /// while walking.
+    /// recursive), as the module documentation says.
     pub fn verify_path(&mut self, path: &Path) {
         match fs::metadata(path) {
             Ok(meta) if meta.is_dir() => self.walk(path, &meta),
@@ -136,8 +129,7 @@ impl Report {
         }
     }
 
-    /// Walk a folder: its folders, and its `*.json` names (a link, or
-    /// anything else that is not a regular file, is a failure).
+    /// Walk a folder: its folders, and its `*.json` names.
     fn walk(&mut self, dir: &Path, meta: &Metadata) {
         if !self.first_visit(dir, meta) {
             return;
@@ -169,14 +161,13 @@ impl Report {
 
     /// Whether this file or folder is seen for the first time in this run.
     fn first_visit(&mut self, path: &Path, meta: &Metadata) -> bool {
-        match FileId::of(path, meta) {
+        match file_id(path, meta) {
             Ok(id) => self.visited.insert(id),
             Err(_) => true,
         }
     }
 
-    /// Verify one file: a regular file of at most [`MAX_FILE_LEN`] bytes
-    /// (anything else is a failure, found without blocking or reading it).
+    /// Verify one file (a regular file of at most [`MAX_FILE_LEN`] bytes).
     pub fn verify_file(&mut self, path: &Path) {
         let (file, meta) = match files::open(path) {
             Ok(opened) => opened,

@@ -11,7 +11,7 @@ use kemsphinx::{
 use rand_core::SeedableRng;
 use serde_json::Value;
 
-use super::packets::{creator_commands, path_from_public};
+use super::packets::{creator_commands, path, public_hops};
 use crate::json::{Outcome, bytes, string};
 
 /// The vector vocabulary's name for an error.
@@ -125,8 +125,8 @@ fn decrypt_case(case: &Value) -> Result<Seen, String> {
 /// drawn.
 fn create_case(case: &Value, surb: bool) -> Result<Seen, String> {
     let commands = creator_commands(case)?;
-    let keys = public_keys(case)?;
-    let path = path_from_public(case, &keys, &commands)?;
+    let hops = public_hops(case)?;
+    let path = path(hops.iter().map(|(id, key)| (*id, key)), &commands)?;
     let mut rng = ChaCha20Rng::from_seed([0; 32]);
     if surb {
         return Ok((create_surb(&mut rng, &path).map(|_| "ok"), true));
@@ -138,15 +138,4 @@ fn create_case(case: &Value, surb: bool) -> Result<Seen, String> {
         .and_then(|payload| create_packet(&mut rng, &path, payload, &mut out))
         .map(|()| "ok");
     Ok((result, out == sentinel))
-}
-
-/// The public keys of `nodes`, loaded (a refused key is a malformed case).
-fn public_keys(case: &Value) -> Result<Vec<PublicKey>, String> {
-    crate::json::list(case, "nodes")?
-        .iter()
-        .map(|n| {
-            PublicKey::try_from(&bytes(n, "public_key")?[..])
-                .map_err(|e| format!("node public key refused: {e}"))
-        })
-        .collect()
 }

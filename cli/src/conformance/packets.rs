@@ -49,17 +49,17 @@ pub(crate) fn nodes(case: &Value) -> Result<Vec<Node>, String> {
         .collect()
 }
 
-/// The path over `nodes` (only `id` read) with loaded public `keys`.
-pub(crate) fn path_from_public<'a>(
-    case: &Value,
-    keys: &'a [PublicKey],
-    commands: &'a [Vec<Command>],
-) -> Result<Path<'a>, String> {
-    let ids = list(case, "nodes")?
+/// The case's `nodes` as a creator sees them: `id` and loaded `public_key`
+/// (a refused key is a malformed case).
+pub(crate) fn public_hops(case: &Value) -> Result<Vec<(NodeId, PublicKey)>, String> {
+    list(case, "nodes")?
         .iter()
-        .map(|n| array(n, "id").map(NodeId))
-        .collect::<Result<Vec<_>, _>>()?;
-    kemsphinx_support::path(ids.into_iter().zip(keys), commands).map_err(|e| e.to_string())
+        .map(|n| {
+            let key = PublicKey::try_from(&bytes(n, "public_key")?[..])
+                .map_err(|e| format!("node public key refused: {e}"))?;
+            Ok((NodeId(array(n, "id")?), key))
+        })
+        .collect()
 }
 
 /// The commands given to the creator, per hop.
@@ -76,13 +76,12 @@ pub(crate) fn creator_commands(case: &Value) -> Result<Vec<Vec<Command>>, String
         .collect()
 }
 
-/// The path for `nodes` with `commands`.
+/// The path through `hops` with `commands`.
 pub(crate) fn path<'a>(
-    nodes: &'a [Node],
+    hops: impl IntoIterator<Item = (NodeId, &'a PublicKey)>,
     commands: &'a [Vec<Command>],
 ) -> Result<Path<'a>, String> {
-    kemsphinx_support::path(nodes.iter().map(|n| (n.id, n.key.public_key())), commands)
-        .map_err(|e| e.to_string())
+    kemsphinx_support::path(hops, commands).map_err(|e| e.to_string())
 }
 
 /// Walk `packets[0]` through the nodes and compare every hop with the
@@ -177,7 +176,7 @@ fn encapsulations(case: &Value, nodes: &[Node]) -> Result<[hazmat::Encapsulation
 pub(crate) fn forward(case: &Value) -> Outcome {
     let nodes = nodes(case)?;
     let commands = creator_commands(case)?;
-    let path = path(&nodes, &commands)?;
+    let path = path(nodes.iter().map(|n| (n.id, n.key.public_key())), &commands)?;
     let payload = array(case, "payload")?;
     let delivered = walk(case, &nodes, Terminal::Deliver)?;
     same("delivered payload", &delivered, &payload)?;
@@ -195,7 +194,7 @@ pub(crate) fn forward(case: &Value) -> Outcome {
 pub(crate) fn surb(case: &Value) -> Outcome {
     let nodes = nodes(case)?;
     let commands = creator_commands(case)?;
-    let path = path(&nodes, &commands)?;
+    let path = path(nodes.iter().map(|n| (n.id, n.key.public_key())), &commands)?;
     let surb_bytes: [u8; SURB_LEN] = array(case, "surb")?;
     let surb = Surb::from_bytes(&surb_bytes).map_err(|e| format!("SURB refused: {e}"))?;
     let mut reply = [0u8; PACKET_LEN];

@@ -45,6 +45,7 @@ pub struct Inspection {
 /// # Errors
 /// When `input` is neither a packet nor a SURB by length.
 pub fn inspect(input: &[u8], key: Option<&PrivateKey>) -> Result<Inspection, String> {
+    let surb = input.len() == SURB_LEN;
     let packet = match input.len() {
         PACKET_LEN => kemsphinx::packet_mut(&mut input.to_vec()).map(|p| Box::new(*p)),
         SURB_LEN => Surb::try_from(input).map(|surb| {
@@ -58,42 +59,28 @@ pub fn inspect(input: &[u8], key: Option<&PrivateKey>) -> Result<Inspection, Str
             ));
         }
     };
-    let what = if input.len() == SURB_LEN {
-        "SURB"
-    } else {
-        "packet"
-    };
+    let what = if surb { "SURB" } else { "packet" };
     let mut text = format!("{what}, {} bytes\n", input.len());
     for (range, field, value) in layout_rows(input) {
         let at = format!("[{},{})", range.start, range.end);
         let _ = writeln!(text, "  {at:<14} {field:<18} {value}");
     }
     replay_tag_line(&mut text, input);
-    let Some(key) = key else {
-        return Ok(Inspection {
-            text,
-            output: None,
-            ok: true,
-        });
-    };
-    let packet = match packet {
-        Ok(packet) => packet,
-        Err(e) => {
+    let (output, ok) = match (key, packet) {
+        (None, _) => (None, true),
+        (Some(_), Err(e)) => {
             let _ = writeln!(text, "  result         {}: {e}", error_class(&e));
-            return Ok(Inspection {
-                text,
-                output: None,
-                ok: false,
-            });
+            (None, false)
+        }
+        (Some(key), Ok(packet)) => {
+            if surb {
+                text.push_str(
+                    "unwrapping the reply built from this SURB with an all-zero payload:\n",
+                );
+            }
+            unwrap_report(&mut text, key, packet)
         }
     };
-    if input.len() == SURB_LEN {
-        let _ = writeln!(
-            text,
-            "unwrapping the reply built from this SURB with an all-zero payload:"
-        );
-    }
-    let (output, ok) = unwrap_report(&mut text, key, packet);
     Ok(Inspection { text, output, ok })
 }
 

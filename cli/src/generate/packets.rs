@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::drbg::{Drbg, Gen};
 use super::scenario::{
-    Terminal, commands_json, encaps_json, forward_packet, make_surb, node_json, nodes,
-    packet_buffer, packets_json, path, walk,
+    Terminal, commands_json, forward_packet, make_surb, node_json, nodes, packet_buffer,
+    packets_json, path, walk,
 };
 use crate::case::hex;
 
@@ -65,7 +65,7 @@ pub(crate) fn forward(rng: &mut Drbg) -> Gen<Vec<Value>> {
                 "payload": hex(&payload[..]),
                 "packets": packets_json(&walk),
                 "unwrap": walk.unwrap,
-                "encapsulations": encaps_json(&encaps),
+                "encapsulations": encaps.json,
             }))
         })
         .collect()
@@ -122,7 +122,7 @@ pub(crate) fn surb(rng: &mut Drbg) -> Gen<Vec<Value>> {
                 "decrypted_reply": hex(decrypted),
                 "packets": packets_json(&walk),
                 "unwrap": walk.unwrap,
-                "encapsulations": encaps_json(&encaps),
+                "encapsulations": encaps.json,
             }))
         })
         .collect()

@@ -2,7 +2,9 @@
 //! that records what each hop sees: shared by the `forward`, `surb` and
 //! `negative` files.
 
-use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN, SPRP_KEY_BLOCK_LEN};
+use kemsphinx::geometry::{
+    HOPS, KEM_CIPHERTEXT_LEN, PACKET_LEN, PAYLOAD_LEN, SHARED_SECRET_LEN, SPRP_KEY_BLOCK_LEN,
+};
 use kemsphinx::{Command, Path, Surb, SurbKeys, create_packet, create_surb, hazmat};
 use kemsphinx_support::{Node, encoded};
 use serde_json::{Value, json};
@@ -47,50 +49,34 @@ pub(crate) fn commands_json(commands: &[Vec<Command>]) -> Value {
         .collect()
 }
 
-/// One hop's encapsulation, with the randomness that made it.
-pub(crate) struct Encap {
-    pub(crate) x25519_ephemeral: [u8; 32],
-    pub(crate) mlkem_m: [u8; 32],
-    pub(crate) encapsulation: hazmat::Encapsulation,
+/// Every hop's encapsulation, as the hazmat creators take them, and the
+/// case's `encapsulations` field: the randomness that made each.
+pub(crate) struct Encaps {
+    pub(crate) parts: [hazmat::Encapsulation; HOPS],
+    pub(crate) json: Value,
 }
 
 /// Encapsulate to every hop, drawing (as `create_packet` does) the X25519
 /// ephemeral secret and then the ML-KEM `m` for each hop in path order.
-pub(crate) fn encapsulate(rng: &mut Drbg, path: &Path<'_>) -> Gen<Vec<Encap>> {
-    path.iter()
-        .map(|hop| {
-            let (x25519_ephemeral, mlkem_m) = (rng.array(), rng.array());
-            let (ciphertext, ss) =
-                hazmat::encapsulate_deterministic(hop.public_key, &x25519_ephemeral, &mlkem_m)
-                    .map_err(|e| e.to_string())?;
-            Ok(Encap {
-                x25519_ephemeral,
-                mlkem_m,
-                encapsulation: (ciphertext, *ss.as_bytes()),
-            })
-        })
-        .collect()
-}
-
-/// The encapsulations in the form the hazmat creators take.
-pub(crate) fn parts(encaps: &[Encap]) -> Gen<[hazmat::Encapsulation; HOPS]> {
-    let v: Vec<_> = encaps.iter().map(|e| e.encapsulation).collect();
-    v.try_into()
-        .map_err(|_| format!("{HOPS} encapsulations expected"))
-}
-
-/// The `encapsulations` field of a case.
-pub(crate) fn encaps_json(encaps: &[Encap]) -> Value {
-    encaps
-        .iter()
-        .map(|e| {
-            json!({
-                "x25519_ephemeral": hex(e.x25519_ephemeral),
-                "mlkem_m": hex(e.mlkem_m),
-                "shared_secret": hex(e.encapsulation.1),
-            })
-        })
-        .collect()
+pub(crate) fn encapsulate(rng: &mut Drbg, path: &Path<'_>) -> Gen<Encaps> {
+    let mut parts = [([0; KEM_CIPHERTEXT_LEN], [0; SHARED_SECRET_LEN]); HOPS];
+    let mut json = Vec::new();
+    for (part, hop) in parts.iter_mut().zip(path.iter()) {
+        let (x25519_ephemeral, mlkem_m) = (rng.array(), rng.array());
+        let (ciphertext, ss) =
+            hazmat::encapsulate_deterministic(hop.public_key, &x25519_ephemeral, &mlkem_m)
+                .map_err(|e| e.to_string())?;
+        *part = (ciphertext, *ss.as_bytes());
+        json.push(json!({
+            "x25519_ephemeral": hex(x25519_ephemeral),
+            "mlkem_m": hex(mlkem_m),
+            "shared_secret": hex(ss.as_bytes()),
+        }));
+    }
+    Ok(Encaps {
+        parts,
+        json: json.into(),
+    })
 }
 
 /// A forward packet from the DRBG. It is made twice, by `create_packet`
@@ -100,12 +86,12 @@ pub(crate) fn forward_packet(
     rng: &mut Drbg,
     path: &Path<'_>,
     payload: &[u8; PAYLOAD_LEN],
-) -> Gen<(Packet, Vec<Encap>)> {
+) -> Gen<(Packet, Encaps)> {
     let mut normal = packet_buffer();
     create_packet(&mut rng.fork(), path, payload, &mut normal).map_err(|e| e.to_string())?;
     let encaps = encapsulate(rng, path)?;
     let mut explicit = packet_buffer();
-    hazmat::create_packet_from_encapsulations(path, &parts(&encaps)?, payload, &mut explicit)
+    hazmat::create_packet_from_encapsulations(path, &encaps.parts, payload, &mut explicit)
         .map_err(|e| e.to_string())?;
     if normal != explicit {
         return Err("create_packet and the recorded randomness disagree".into());
@@ -115,11 +101,11 @@ pub(crate) fn forward_packet(
 
 /// A SURB from the DRBG (reply key block first, then the encapsulations,
 /// as `create_surb` draws them), checked against `create_surb` likewise.
-pub(crate) fn make_surb(rng: &mut Drbg, path: &Path<'_>) -> Gen<(Surb, SurbKeys, Vec<Encap>)> {
+pub(crate) fn make_surb(rng: &mut Drbg, path: &Path<'_>) -> Gen<(Surb, SurbKeys, Encaps)> {
     let (normal, normal_keys) = create_surb(&mut rng.fork(), path).map_err(|e| e.to_string())?;
     let reply_key = rng.array::<SPRP_KEY_BLOCK_LEN>();
     let encaps = encapsulate(rng, path)?;
-    let (surb, keys) = hazmat::create_surb_from_encapsulations(path, &parts(&encaps)?, &reply_key)
+    let (surb, keys) = hazmat::create_surb_from_encapsulations(path, &encaps.parts, &reply_key)
         .map_err(|e| e.to_string())?;
     if normal.as_bytes() != surb.as_bytes() || normal_keys.to_bytes() != keys.to_bytes() {
         return Err("create_surb and the recorded randomness disagree".into());

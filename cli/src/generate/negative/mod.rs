@@ -26,8 +26,8 @@ use serde_json::{Map, Value, json};
 use self::table::{Spec, number, offset};
 use super::drbg::{Drbg, Gen};
 use super::scenario::{
-    Encap, Terminal, Walk, commands_json, forward_packet, make_surb, nodes, packet_buffer, parts,
-    path, walk,
+    Encaps, Terminal, Walk, commands_json, forward_packet, make_surb, nodes, packet_buffer, path,
+    walk,
 };
 use crate::case::hex;
 
@@ -41,7 +41,7 @@ struct Base {
     nodes: [Node; HOPS],
     commands: Vec<Vec<Command>>,
     payload: Box<[u8; PAYLOAD_LEN]>,
-    encaps: Vec<Encap>,
+    encaps: Encaps,
     walk: Walk,
     surb: Surb,
     surb_keys: SurbKeys,
@@ -69,6 +69,7 @@ impl Base {
         let (_, other_keys, _) = make_surb(rng, &surb_path)?;
         let reply_payload = rng.payload();
         let mut reply = packet_buffer();
+        // A copy: `reply` spends the SURB it is called on.
         Surb::from_bytes(surb.as_bytes())
             .map_err(|e| e.to_string())?
             .reply(&reply_payload, &mut reply);
@@ -230,7 +231,7 @@ impl Base {
         let mut buf = packet_buffer();
         hazmat::create_packet_with_raw_command_areas(
             &path(&self.nodes, &self.commands)?,
-            &parts(&self.encaps)?,
+            &self.encaps.parts,
             &areas,
             &self.payload,
             &mut buf,
@@ -248,7 +249,7 @@ impl Base {
         let ciphertext = kem_ciphertext(&self.edited(received(&self.walk, 0)?, edit)?)?;
         let secret =
             hazmat::decapsulate(&self.node(0)?.key, &ciphertext).map_err(|e| e.to_string())?;
-        let mut encaps = parts(&self.encaps)?;
+        let mut encaps = self.encaps.parts;
         if let Some(first) = encaps.first_mut() {
             *first = (ciphertext, *secret.as_bytes());
         }

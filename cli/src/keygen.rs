@@ -1,27 +1,16 @@
-//! `kemsphinx keygen`: a mix key pair as PEM files in the reference's format.
+//! `kemsphinx keygen --out DIR [--name NAME]`: a mix key pair as PEM files
+//! in the reference's format, `DIR/NAME.kem_public.pem` and
+//! `DIR/NAME.kem_private.pem` (the suffixes of the reference's `genkeypair`).
 //!
-//! ```text
-//! kemsphinx keygen --out DIR [--name NAME]
-//! ```
-//!
-//! Writes `DIR/NAME.kem_public.pem` and `DIR/NAME.kem_private.pem` (NAME
-//! defaults to `mix`; the suffixes are those of the reference's
-//! `genkeypair`). The private file is created with mode 0600 in the same
-//! call that creates it, so it is never readable by others, not even for an
-//! instant. Nothing is overwritten: if either file exists (or is a symlink,
-//! even a dangling one) nothing is written.
-//!
-//! A key file is never seen half-written: each is written whole to a new
-//! temporary file in the same folder (`.NAME.kem_….pem.RANDOM.tmp`, made by
-//! the `tempfile` crate with the file's mode; in one `write`: a short write
-//! is an error, so a file size limit is reported rather than met with the
-//! signal a second write would bring), flushed to disk, then given its name
-//! without replacing (`renameat2` with `RENAME_NOREPLACE`, or a hard link
-//! where that is missing), which fails if the name has appeared meanwhile. On any failure every file this call
-//! made is removed, temporary or final. (If the process is killed while
-//! writing, a temporary file may remain; a key name never holds a partial
-//! key.) The modes printed are read back from the files, so they are what
-//! the umask left, not what was asked for.
+//! The private file has mode 0600 from the call that creates it. Nothing is
+//! overwritten (an existing file or link, even a dangling one, stops the
+//! call), and the two files are written whole or not at all: each is written
+//! to a temporary file beside it (`temp`), then named without replacing
+//! (`persist`: `renameat2` with `RENAME_NOREPLACE`, or a hard link), and on
+//! any failure every file this call made is removed. (If the process is
+//! killed while writing, a temporary file may remain; a key name never holds
+//! a partial key.) The modes printed are read back from the files: what the
+//! umask left, not what was asked for.
 
 use std::ffi::OsString;
 use std::fs::{self, File};
@@ -79,15 +68,12 @@ pub fn main(args: &[OsString]) -> ExitCode {
     let files = KeyFiles::new(&dir, &name);
     match generate().and_then(|key| write_key_pair(&dir, &files, &key)) {
         Ok(modes) => {
-            let (public, private) = (modes.public, modes.private);
-            println!(
-                "wrote {} (public, mode {public:04o})",
-                files.public.display()
-            );
-            println!(
-                "wrote {} (private, mode {private:04o})",
-                files.private.display()
-            );
+            for (file, what, mode) in [
+                (&files.public, "public", modes.public),
+                (&files.private, "private", modes.private),
+            ] {
+                println!("wrote {} ({what}, mode {mode:04o})", file.display());
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -205,19 +205,15 @@ impl Report {
             return self.fail(path, "-", "no `cases` list".into());
         };
         let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("");
-        let check: fn(&Value) -> crate::json::Outcome = match kind {
-            "kem" => primitives::kem,
-            "aez" => |c| primitives::primitive("aez", c),
-            "kdf" => |c| primitives::primitive("kdf", c),
-            "stream" => |c| primitives::primitive("stream", c),
-            "mac" => |c| primitives::primitive("mac", c),
-            "replay_tag" => |c| primitives::primitive("replay_tag", c),
-            "forward" => packets::forward,
-            "surb" => packets::surb,
-            "negative" => negative::negative,
+        let check: fn(&str, &Value) -> crate::json::Outcome = match kind {
+            "aez" | "kdf" | "stream" | "mac" | "replay_tag" => primitives::primitive,
+            "kem" => |_, c| primitives::kem(c),
+            "forward" => |_, c| packets::forward(c),
+            "surb" => |_, c| packets::surb(c),
+            "negative" => |_, c| negative::negative(c),
             other => return self.fail(path, "-", format!("unknown kind `{other}`")),
         };
-        self.run_cases(path, kind, cases, check);
+        self.run_cases(path, kind, cases, |c| check(kind, c));
     }
 
     /// Run every case of a file, catching panics as failures.

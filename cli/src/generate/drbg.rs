@@ -35,9 +35,7 @@ impl Drbg {
 
     /// A payload of the next 10,156 bytes.
     pub(crate) fn payload(&mut self) -> Box<[u8; PAYLOAD_LEN]> {
-        let mut out = Box::new([0u8; PAYLOAD_LEN]);
-        self.0.fill_bytes(&mut out[..]);
-        out
+        Box::new(self.array())
     }
 
     /// A copy of the generator in its current state, to feed the normal

@@ -165,10 +165,7 @@ pub(crate) fn kdf(rng: &mut Drbg) -> Gen<Vec<Value>> {
 /// `stream`: the 6,010-byte keystream a hop uses, including counter
 /// wrap-around and a carry out of the low 64 bits.
 pub(crate) fn stream(rng: &mut Drbg) -> Gen<Vec<Value>> {
-    let mut carry = [0u8; 16];
-    if let Some(low) = carry.get_mut(8..) {
-        low.fill(0xff);
-    }
+    let carry = u128::from(u64::MAX).to_be_bytes();
     let ivs: [(&str, [u8; 16]); 3] = [
         ("IV from the DRBG", rng.array()),
         (

@@ -88,25 +88,20 @@ pub fn inspect(input: &[u8], key: Option<&PrivateKey>) -> Result<Inspection, Str
 fn layout_rows(input: &[u8]) -> Vec<(Range<usize>, &'static str, String)> {
     use layout::{packet as p, surb as s};
     let field = |range: Range<usize>| input.get(range).unwrap_or_default();
-    let version = field(p::VERSION);
-    let verdict = if version == [0, 0] {
-        "(ok)"
-    } else {
-        "(unknown: refused with err_version)"
+    let version = hex::encode(field(p::VERSION));
+    let verdict = match &*version {
+        "0000" => "(ok)",
+        _ => "(unknown: refused with err_version)",
     };
     let mlkem = field(p::KEM_MLKEM);
     let mlkem_head = hex::encode(mlkem.get(..16).unwrap_or_default());
+    let (x25519, mac) = (
+        hex::encode(field(p::KEM_X25519)),
+        hex::encode(field(p::MAC)),
+    );
     let mut rows = vec![
-        (
-            p::VERSION,
-            "version",
-            format!("{} {verdict}", hex::encode(version)),
-        ),
-        (
-            p::KEM_X25519,
-            "X25519 ephemeral",
-            hex::encode(field(p::KEM_X25519)),
-        ),
+        (p::VERSION, "version", format!("{version} {verdict}")),
+        (p::KEM_X25519, "X25519 ephemeral", x25519),
         (
             p::KEM_MLKEM,
             "ML-KEM ciphertext",
@@ -117,7 +112,7 @@ fn layout_rows(input: &[u8]) -> Vec<(Range<usize>, &'static str, String)> {
             "routing info",
             format!("{ROUTING_INFO_LEN} bytes, encrypted"),
         ),
-        (p::MAC, "MAC", hex::encode(field(p::MAC))),
+        (p::MAC, "MAC", mac),
     ];
     if input.len() == SURB_LEN {
         let key = "64 bytes (the reply's payload key and IV; not shown)".to_owned();
@@ -137,13 +132,12 @@ fn replay_tag_line(text: &mut String, input: &[u8]) {
         .get(layout::packet::KEM_CIPHERTEXT)
         .map(<&kemsphinx::hazmat::KemCiphertext>::try_from)
     {
-        let tag = kemsphinx::hazmat::replay_tag_of(ct);
+        let tag = hex::encode(kemsphinx::hazmat::replay_tag_of(ct).0);
+        let at = layout::packet::KEM_CIPHERTEXT;
         let _ = writeln!(
             text,
-            "  replay tag     SHA-512/256 of [{},{}) = {}",
-            layout::packet::KEM_CIPHERTEXT.start,
-            layout::packet::KEM_CIPHERTEXT.end,
-            hex::encode(tag.0)
+            "  replay tag     SHA-512/256 of [{},{}) = {tag}",
+            at.start, at.end
         );
     }
 }
@@ -152,11 +146,8 @@ fn replay_tag_line(text: &mut String, input: &[u8]) {
 fn describe(cmd: &Command) -> String {
     match cmd {
         Command::NextNodeHop { id, mac } => {
-            format!(
-                "next_node_hop id={} mac={}",
-                hex::encode(id.0),
-                hex::encode(mac)
-            )
+            let (id, mac) = (hex::encode(id.0), hex::encode(mac));
+            format!("next_node_hop id={id} mac={mac}")
         }
         Command::Recipient(r) => format!("recipient {}", hex::encode(r.0)),
         Command::SurbReply(s) => format!("surb_reply {}", hex::encode(s.0)),
@@ -170,11 +161,10 @@ fn unwrap_report(
     key: &PrivateKey,
     mut packet: Box<[u8; PACKET_LEN]>,
 ) -> (Option<Vec<u8>>, bool) {
-    let public = key.public_key().as_bytes();
+    let public = hex::encode(key.public_key().as_bytes().get(..8).unwrap_or_default());
     let _ = writeln!(
         text,
-        "unwrap with the key whose public key starts {}:",
-        hex::encode(public.get(..8).unwrap_or_default())
+        "unwrap with the key whose public key starts {public}:"
     );
     let out = match unwrap(key, &mut packet) {
         Ok(out) => out,
@@ -195,11 +185,14 @@ fn unwrap_report(
             None
         }
         Action::Deliver { recipient, payload } => {
-            let _ = writeln!(text, "  deliver to     {}", hex::encode(recipient.0));
+            let (to, head) = (
+                hex::encode(recipient.0),
+                hex::encode(payload.get(..32).unwrap_or_default()),
+            );
+            let _ = writeln!(text, "  deliver to     {to}");
             let _ = writeln!(
                 text,
-                "  payload        {}… ({} bytes, tag verified)",
-                hex::encode(payload.get(..32).unwrap_or_default()),
+                "  payload        {head}… ({} bytes, tag verified)",
                 payload.len()
             );
             Some(payload.to_vec())
@@ -209,16 +202,15 @@ fn unwrap_report(
             surb_id,
             encrypted_reply,
         } => {
-            let _ = writeln!(
-                text,
-                "  reply to       {} for SURB {}",
+            let (to, surb, len) = (
                 hex::encode(recipient.0),
-                hex::encode(surb_id.0)
+                hex::encode(surb_id.0),
+                encrypted_reply.len(),
             );
+            let _ = writeln!(text, "  reply to       {to} for SURB {surb}");
             let _ = writeln!(
                 text,
-                "  encrypted reply {} bytes (only the SURB's creator can check it)",
-                encrypted_reply.len()
+                "  encrypted reply {len} bytes (only the SURB's creator can check it)"
             );
             Some(encrypted_reply.to_vec())
         }
@@ -226,11 +218,8 @@ fn unwrap_report(
     if let Some(out) = output {
         return (Some(out), true);
     }
-    let _ = writeln!(
-        text,
-        "  outgoing replay tag {}",
-        hex::encode(replay_tag(&packet).0)
-    );
+    let tag = hex::encode(replay_tag(&packet).0);
+    let _ = writeln!(text, "  outgoing replay tag {tag}");
     (Some(packet.to_vec()), true)
 }
 

@@ -6,7 +6,7 @@ use std::ops::Range;
 use aez5::Aez;
 use kemsphinx::geometry::layout::kdf;
 use kemsphinx::geometry::{PACKET_LEN, SHARED_SECRET_LEN, STREAM_LEN, X25519_LEN};
-use kemsphinx::{Action, Command, NodeId, PrivateKey, hazmat, replay_tag, unwrap};
+use kemsphinx::{Action, NodeId, PrivateKey, hazmat, replay_tag, unwrap};
 use kemsphinx_support::encoded;
 use serde_json::{Value, json};
 
@@ -152,8 +152,6 @@ pub(crate) enum Terminal {
 pub(crate) struct Walk {
     /// The packet as hop 0..3 received it.
     pub(crate) packets: Vec<Box<[u8; PACKET_LEN]>>,
-    /// Each hop's commands, in parse order.
-    pub(crate) commands: Vec<Vec<Command>>,
     /// Each hop's `unwrap` entry: `replay_tag`, `commands` (serialised),
     /// `payload` (at the terminal hop, else null).
     pub(crate) unwrap: Vec<Value>,
@@ -175,7 +173,6 @@ pub(crate) fn walk(
     let mut buf = Box::new(*first);
     let mut walk = Walk {
         packets: Vec::new(),
-        commands: Vec::new(),
         unwrap: Vec::new(),
         terminal: Vec::new(),
     };
@@ -204,7 +201,6 @@ pub(crate) fn walk(
             "commands": commands,
             "payload": payload.as_ref().map_or(Value::Null, hex),
         }));
-        walk.commands.push(out.commands.iter().cloned().collect());
         if let Some(payload) = payload {
             walk.terminal = payload;
         }

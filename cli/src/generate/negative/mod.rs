@@ -181,19 +181,14 @@ impl Base {
     /// A command of the table.
     fn command(&self, text: &str) -> Gen<Command> {
         Ok(match text {
-            "next_hop" => self
-                .walk
-                .commands
-                .first()
-                .and_then(|hop0| {
-                    hop0.iter()
-                        .find(|c| matches!(c, Command::NextNodeHop { .. }))
-                })
-                .cloned()
-                .ok_or("no next_node_hop at hop 0")?,
-            "next_hop_zero_mac" => Command::NextNodeHop {
+            // Hop 0's real one carries the MAC of the header hop 1 receives.
+            "next_hop" | "next_hop_zero_mac" => Command::NextNodeHop {
                 id: self.node(1)?.id,
-                mac: [0; MAC_LEN],
+                mac: match text {
+                    "next_hop" => part(received(&self.walk, 1)?, packet::MAC)?,
+                    _ => &[0; MAC_LEN],
+                }
+                .to_owned(),
             },
             "recipient" => Command::Recipient(RecipientId([0x52; RECIPIENT_ID_LEN])),
             "surb_reply" => Command::SurbReply(SurbId([0x53; SURB_ID_LEN])),
@@ -246,7 +241,10 @@ impl Base {
     /// The forward packet rebuilt for the KEM ciphertext `edit` leaves in
     /// hop 0's packet, with the secret hop 0 derives from it.
     fn rebuilt(&self, edit: &str) -> Gen<Vec<u8>> {
-        let ciphertext = kem_ciphertext(&self.edited(received(&self.walk, 0)?, edit)?)?;
+        let ciphertext = *part(
+            &self.edited(received(&self.walk, 0)?, edit)?,
+            packet::KEM_CIPHERTEXT,
+        )?;
         let secret =
             hazmat::decapsulate(&self.node(0)?.key, &ciphertext).map_err(|e| e.to_string())?;
         let mut encaps = self.encaps.parts;
@@ -269,11 +267,11 @@ impl Base {
     /// enciphered again (the header untouched).
     fn reenciphered(&self, hop: usize, edit: &str) -> Gen<Vec<u8>> {
         let mut pkt = received(&self.walk, hop)?.to_vec();
-        let secret = hazmat::decapsulate(&self.node(hop)?.key, &kem_ciphertext(&pkt)?)
+        let secret = hazmat::decapsulate(&self.node(hop)?.key, part(&pkt, packet::KEM_CIPHERTEXT)?)
             .map_err(|e| e.to_string())?;
         let okm = hazmat::kdf(secret.as_bytes());
-        let key: &[u8; SPRP_KEY_LEN] = key_part(&okm[..], kdf::SPRP_KEY)?;
-        let iv: &[u8; SPRP_IV_LEN] = key_part(&okm[..], kdf::STREAM_IV)?;
+        let key: &[u8; SPRP_KEY_LEN] = part(&okm[..], kdf::SPRP_KEY)?;
+        let iv: &[u8; SPRP_IV_LEN] = part(&okm[..], kdf::STREAM_IV)?;
         let aez = Aez::new(key);
         let body = pkt.get_mut(packet::PAYLOAD).ok_or("short packet")?;
         aez.decipher(iv, body);
@@ -338,18 +336,12 @@ fn received(walk: &Walk, hop: usize) -> Gen<&[u8]> {
         .ok_or_else(|| format!("no packet for hop {hop}"))
 }
 
-/// A packet's KEM ciphertext.
-fn kem_ciphertext(pkt: &[u8]) -> Gen<hazmat::KemCiphertext> {
-    pkt.get(packet::KEM_CIPHERTEXT)
-        .and_then(|c| c.try_into().ok())
-        .ok_or_else(|| "short packet".into())
-}
-
-/// One part of the per-hop key material.
-fn key_part<const N: usize>(okm: &[u8], range: std::ops::Range<usize>) -> Gen<&[u8; N]> {
-    okm.get(range)
+/// The bytes `range` of `bytes` (a packet, key material), as an array.
+fn part<const N: usize>(bytes: &[u8], range: std::ops::Range<usize>) -> Gen<&[u8; N]> {
+    bytes
+        .get(range)
         .and_then(|k| k.try_into().ok())
-        .ok_or_else(|| "key material too short".into())
+        .ok_or_else(|| "input too short".into())
 }
 
 /// One case: its inputs, `expect`, and what the reference did (`seen`).

@@ -10,7 +10,7 @@ use kemsphinx::{Action, NodeId, PrivateKey, hazmat, replay_tag, unwrap};
 use kemsphinx_support::encoded;
 use serde_json::{Value, json};
 
-use crate::json::{array, bytes};
+use crate::json::{array, bytes, part};
 
 /// Lowercase hex, the corpus encoding.
 pub(crate) fn hex(bytes: impl AsRef<[u8]>) -> Value {
@@ -124,15 +124,8 @@ fn x25519_raw(
     key: &PrivateKey,
     ciphertext: &hazmat::KemCiphertext,
 ) -> Result<[u8; X25519_LEN], String> {
-    let secret: [u8; X25519_LEN] = key
-        .to_bytes()
-        .get(..X25519_LEN)
-        .and_then(|s| s.try_into().ok())
-        .ok_or("short private key")?;
-    let point: [u8; X25519_LEN] = ciphertext
-        .get(..X25519_LEN)
-        .and_then(|p| p.try_into().ok())
-        .ok_or("short ciphertext")?;
+    let secret: [u8; X25519_LEN] = part(&key.to_bytes()[..], 0..X25519_LEN)?;
+    let point = part(ciphertext, 0..X25519_LEN)?;
     Ok(x25519_dalek::StaticSecret::from(secret)
         .diffie_hellman(&x25519_dalek::PublicKey::from(point))
         .to_bytes())

@@ -1,5 +1,7 @@
 //! Reading vector fields: hex strings of exact lengths, lists, ids.
 
+use std::ops::Range;
+
 use serde_json::Value;
 
 /// Why a case failed, as a line of text.
@@ -29,6 +31,12 @@ pub(crate) fn array<const N: usize>(case: &Value, name: &str) -> Result<[u8; N],
     let got = v.len();
     v.try_into()
         .map_err(|_| format!("field `{name}`: expected {N} bytes, got {got}"))
+}
+
+/// The bytes `range` of `bytes` (a packet, a key), as an array.
+pub(crate) fn part<const N: usize>(bytes: &[u8], range: Range<usize>) -> Result<[u8; N], String> {
+    let got = bytes.get(range).and_then(|k| k.try_into().ok());
+    got.ok_or_else(|| format!("{} bytes: too short", bytes.len()))
 }
 
 /// A list field.

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::primitives::from_randomness;
 use crate::case::{self, Terminal};
-use crate::json::{Outcome, array, bytes, decode_value, list, same};
+use crate::json::{Outcome, array, bytes, decode_value, list, part, same};
 
 /// One node of a case: id and loaded key.
 pub(crate) struct Node {
@@ -144,10 +144,7 @@ fn encapsulations(case: &Value, nodes: &[Node]) -> Result<[hazmat::Encapsulation
     let mut out = [([0u8; KEM_CIPHERTEXT_LEN], [0u8; SHARED_SECRET_LEN]); HOPS];
     for ((slot, node), pkt) in out.iter_mut().zip(nodes).zip(packets) {
         let pkt = decode_value(pkt)?;
-        let ct: hazmat::KemCiphertext = pkt
-            .get(layout::packet::KEM_CIPHERTEXT)
-            .and_then(|c| c.try_into().ok())
-            .ok_or("packet too short for a KEM ciphertext")?;
+        let ct = part(&pkt, layout::packet::KEM_CIPHERTEXT)?;
         let ss = hazmat::decapsulate(&node.key, &ct).map_err(|e| format!("decapsulation: {e}"))?;
         *slot = (ct, *ss.as_bytes());
     }
@@ -213,10 +210,7 @@ pub(crate) fn surb(case: &Value) -> Outcome {
     same("decrypted reply", plain, &bytes(case, "decrypted_reply")?)?;
 
     let encaps = encapsulations(case, &nodes)?;
-    let reply_key = surb_bytes
-        .get(layout::surb::REPLY_KEY_BLOCK)
-        .and_then(|k| k.try_into().ok())
-        .ok_or("SURB too short")?;
+    let reply_key = part(&surb_bytes, layout::surb::REPLY_KEY_BLOCK)?;
     let (our_surb, our_keys) = hazmat::create_surb_from_encapsulations(&path, &encaps, &reply_key)
         .map_err(|e| format!("recreating the SURB: {e}"))?;
     same("recreated SURB", our_surb.as_bytes(), &surb_bytes)?;

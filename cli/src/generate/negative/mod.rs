@@ -30,6 +30,7 @@ use super::scenario::{
     walk,
 };
 use crate::case::hex;
+use crate::json::part;
 
 /// What the Go reference did with each case (see `vectors/observed/README.md`).
 const OBSERVED: &str =
@@ -186,9 +187,8 @@ impl Base {
                 id: self.node(1)?.id,
                 mac: match text {
                     "next_hop" => part(received(&self.walk, 1)?, packet::MAC)?,
-                    _ => &[0; MAC_LEN],
-                }
-                .to_owned(),
+                    _ => [0; MAC_LEN],
+                },
             },
             "recipient" => Command::Recipient(RecipientId([0x52; RECIPIENT_ID_LEN])),
             "surb_reply" => Command::SurbReply(SurbId([0x53; SURB_ID_LEN])),
@@ -241,7 +241,7 @@ impl Base {
     /// The forward packet rebuilt for the KEM ciphertext `edit` leaves in
     /// hop 0's packet, with the secret hop 0 derives from it.
     fn rebuilt(&self, edit: &str) -> Gen<Vec<u8>> {
-        let ciphertext = *part(
+        let ciphertext = part(
             &self.edited(received(&self.walk, 0)?, edit)?,
             packet::KEM_CIPHERTEXT,
         )?;
@@ -267,20 +267,21 @@ impl Base {
     /// enciphered again (the header untouched).
     fn reenciphered(&self, hop: usize, edit: &str) -> Gen<Vec<u8>> {
         let mut pkt = received(&self.walk, hop)?.to_vec();
-        let secret = hazmat::decapsulate(&self.node(hop)?.key, part(&pkt, packet::KEM_CIPHERTEXT)?)
-            .map_err(|e| e.to_string())?;
+        let secret =
+            hazmat::decapsulate(&self.node(hop)?.key, &part(&pkt, packet::KEM_CIPHERTEXT)?)
+                .map_err(|e| e.to_string())?;
         let okm = hazmat::kdf(secret.as_bytes());
-        let key: &[u8; SPRP_KEY_LEN] = part(&okm[..], kdf::SPRP_KEY)?;
-        let iv: &[u8; SPRP_IV_LEN] = part(&okm[..], kdf::STREAM_IV)?;
-        let aez = Aez::new(key);
+        let key: [u8; SPRP_KEY_LEN] = part(&okm[..], kdf::SPRP_KEY)?;
+        let iv: [u8; SPRP_IV_LEN] = part(&okm[..], kdf::STREAM_IV)?;
+        let aez = Aez::new(&key);
         let body = pkt.get_mut(packet::PAYLOAD).ok_or("short packet")?;
-        aez.decipher(iv, body);
+        aez.decipher(&iv, body);
         let changed = self.edited(body, edit)?;
         if changed.len() != body.len() {
             return Err("an edit under a layer must keep the length".into());
         }
         body.copy_from_slice(&changed);
-        aez.encipher(iv, body);
+        aez.encipher(&iv, body);
         Ok(pkt)
     }
 
@@ -334,14 +335,6 @@ fn received(walk: &Walk, hop: usize) -> Gen<&[u8]> {
         .get(hop)
         .map(|p| &p[..])
         .ok_or_else(|| format!("no packet for hop {hop}"))
-}
-
-/// The bytes `range` of `bytes` (a packet, key material), as an array.
-fn part<const N: usize>(bytes: &[u8], range: std::ops::Range<usize>) -> Gen<&[u8; N]> {
-    bytes
-        .get(range)
-        .and_then(|k| k.try_into().ok())
-        .ok_or_else(|| "input too short".into())
 }
 
 /// One case: its inputs, `expect`, and what the reference did (`seen`).

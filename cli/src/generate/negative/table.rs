@@ -3,27 +3,7 @@
 //! this library gives (by hand from SPEC.md §7), the reason where the
 //! reference behaves otherwise, and a note.
 //!
-//! A row is `id | operation | change | expect | expect_detail | reason |
-//! note` (`-` for none); a line `= NAME | text` names a reason. Operations:
-//! `unwrap KEY PACKET` (node `KEY` unwraps a packet: `fwd:HOP` or
-//! `reply:HOP`, the forward packet or the reply as hop `HOP` receives it;
-//! `zero`, 16,150 zero bytes; `raw:HOP`, the forward packet with hop
-//! `HOP`'s commands area made of the change's parts, valid MACs
-//! throughout; `rebuilt`, the forward packet rebuilt for the KEM ciphertext
-//! the change leaves in hop 0's packet; `reenc:HOP`, the payload changed
-//! under hop `HOP`'s layer), `edit INPUT` (the operation that takes this
-//! input of the base scenario, changed), `create_packet HOP` /
-//! `create_surb HOP` (hop `HOP` given the change's commands). Changes:
-//! `keep`, `resize LEN`, `flip AT BIT`, `put AT BYTES` (hex, `p+2`, or
-//! `point:NAME`, a small-order encoding, whose description fills `{what}`
-//! in the note), `coefficient VALUE` (the ML-KEM encapsulation key's first
-//! coefficient), `other_block I` (SURB key block `I` from other keys).
-//! `AT` is a byte offset, or a layout name (`version`, `x25519`,
-//! `x25519_end`, `mlkem`, `routing0`..`routing3`, `mac`, `payload`,
-//! `tag_end`) with an optional `+N` or `-N`. Commands and parts:
-//! `next_hop` (hop 0's real one), `next_hop_zero_mac`, `delay:MS`,
-//! `recipient` (32 bytes 0x52), `surb_reply` (16 bytes 0x53),
-//! `head:COMMAND:N` (its first `N` encoded bytes), `bytes:HEX`.
+//! The rows' format is described at the head of `cases.txt`.
 
 use kemsphinx::geometry::layout::{packet, payload};
 use kemsphinx_support::{SmallOrderPoint, small_order_encodings};

@@ -29,7 +29,6 @@ mod primitives;
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::fmt::Write as _;
 use std::fs::{self, Metadata};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -213,17 +212,6 @@ impl Report {
             "negative" => |_, c| negative::negative(c),
             other => return self.fail(path, "-", format!("unknown kind `{other}`")),
         };
-        self.run_cases(path, kind, cases, |c| check(kind, c));
-    }
-
-    /// Run every case of a file, catching panics as failures.
-    fn run_cases(
-        &mut self,
-        path: &Path,
-        kind: &str,
-        cases: &[Value],
-        check: impl Fn(&Value) -> crate::json::Outcome,
-    ) {
         if cases.is_empty() {
             return self.fail(path, "-", "no cases".into());
         }
@@ -233,7 +221,8 @@ impl Report {
                 .get("id")
                 .and_then(Value::as_str)
                 .map_or_else(|| format!("#{n}"), str::to_owned);
-            match catch_unwind(AssertUnwindSafe(|| check(case))) {
+            // A panic is caught and counted as the case's failure.
+            match catch_unwind(AssertUnwindSafe(|| check(kind, case))) {
                 Ok(Ok(())) => self.passed += 1,
                 Ok(Err(reason)) => self.fail(path, &id, reason),
                 Err(_) => self.fail(path, &id, "PANIC".into()),
@@ -280,17 +269,10 @@ impl Report {
     /// One line per failure.
     #[must_use]
     pub fn failure_lines(&self) -> String {
-        let mut out = String::new();
-        for f in &self.failures {
-            let file = f.file.display().to_string();
-            let _ = writeln!(
-                out,
-                "FAIL {} {}: {}",
-                printable(&file),
-                printable(&f.id),
-                printable(&f.reason)
-            );
-        }
-        out
+        let line = |f: &Failure| {
+            let (file, id) = (f.file.display().to_string(), printable(&f.id));
+            format!("FAIL {} {id}: {}\n", printable(&file), printable(&f.reason))
+        };
+        self.failures.iter().map(line).collect()
     }
 }

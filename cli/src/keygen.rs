@@ -204,17 +204,12 @@ fn write_once(file: &mut File, bytes: &[u8]) -> io::Result<()> {
             other => break other?,
         }
     };
-    if written == bytes.len() {
-        Ok(())
-    } else {
-        Err(io::Error::new(
-            io::ErrorKind::WriteZero,
-            format!(
-                "short write ({written} of {} bytes): disk full or file size limit?",
-                bytes.len()
-            ),
-        ))
+    let len = bytes.len();
+    if written != len {
+        let why = format!("short write ({written} of {len} bytes): disk full or file size limit?");
+        return Err(io::Error::new(io::ErrorKind::WriteZero, why));
     }
+    Ok(())
 }
 
 /// The permission bits of an open file.

@@ -21,8 +21,11 @@ fn payload(rng: &mut Drbg, fill: Option<u8>) -> (Box<[u8; PAYLOAD_LEN]>, String)
     }
 }
 
+/// A `node_delay` per forward hop, or none.
+type Delays = [Option<u32>; 3];
+
 /// Forward-hop commands: a `node_delay` where given, else none.
-fn forward_hops(delays: [Option<u32>; 3]) -> Vec<Vec<Command>> {
+fn forward_hops(delays: Delays) -> Vec<Vec<Command>> {
     delays
         .iter()
         .map(|d| d.map(Command::NodeDelay).into_iter().collect())
@@ -31,7 +34,7 @@ fn forward_hops(delays: [Option<u32>; 3]) -> Vec<Vec<Command>> {
 
 /// `forward`: three packets with different commands and payloads.
 pub(crate) fn forward(rng: &mut Drbg) -> Gen<Vec<Value>> {
-    let shapes: [([Option<u32>; 3], Option<u32>, Option<u8>); 3] = [
+    let shapes: [(Delays, Option<u32>, Option<u8>); 3] = [
         ([Some(0), Some(1_000), Some(u32::MAX)], None, None),
         ([None, None, None], Some(0), Some(0)),
         ([Some(50), None, Some(7)], Some(300), Some(0xff)),
@@ -74,7 +77,7 @@ pub(crate) fn forward(rng: &mut Drbg) -> Gen<Vec<Value>> {
 /// `surb`: two SURBs, each with the reply built from it, every hop, and
 /// the decrypted reply.
 pub(crate) fn surb(rng: &mut Drbg) -> Gen<Vec<Value>> {
-    let shapes: [([Option<u32>; 3], bool, Option<u8>); 2] = [
+    let shapes: [(Delays, bool, Option<u8>); 2] = [
         ([Some(10), Some(20), Some(30)], false, None),
         ([None, None, None], true, Some(0)),
     ];

@@ -17,14 +17,6 @@ pub(crate) fn hex(bytes: impl AsRef<[u8]>) -> Value {
     Value::String(hex::encode(bytes))
 }
 
-/// A `kdf` case's fields: the parts of the 160-byte output by name.
-pub(crate) const KDF_FIELDS: [(&str, Range<usize>); 4] = [
-    ("header_mac_key", kdf::MAC_KEY),
-    ("header_encryption_key", kdf::STREAM_KEY),
-    ("header_encryption_iv", kdf::STREAM_IV),
-    ("payload_encryption_key", kdf::SPRP_KEY),
-];
-
 /// The fields a primitive case's inputs determine, by name: computed here
 /// once for the generator, which writes them, and the runner, which
 /// compares them with the case's. `aez`: `ciphertext` (and, when the case
@@ -51,9 +43,15 @@ pub(crate) fn computed(kind: &str, case: &Value) -> Result<Vec<(&'static str, Ve
         }
         "kdf" => {
             let okm = hazmat::kdf(&array(case, "ikm")?);
-            let part = |range: Range<usize>| okm.get(range).unwrap_or_default().to_vec();
+            let piece = |range: Range<usize>| okm.get(range).unwrap_or_default().to_vec();
+            let parts = [
+                ("header_mac_key", kdf::MAC_KEY),
+                ("header_encryption_key", kdf::STREAM_KEY),
+                ("header_encryption_iv", kdf::STREAM_IV),
+                ("payload_encryption_key", kdf::SPRP_KEY),
+            ];
             let mut fields = vec![("okm", okm.to_vec())];
-            fields.extend(KDF_FIELDS.map(|(name, range)| (name, part(range))));
+            fields.extend(parts.map(|(name, range)| (name, piece(range))));
             fields
         }
         "stream" => {
@@ -142,6 +140,7 @@ pub(crate) enum Terminal {
 
 /// What the four hops did with a packet, as `forward` and `surb` cases
 /// record it.
+#[derive(Default)]
 pub(crate) struct Walk {
     /// The packet as hop 0..3 received it.
     pub(crate) packets: Vec<Box<[u8; PACKET_LEN]>>,
@@ -164,11 +163,7 @@ pub(crate) fn walk(
     terminal: Terminal,
 ) -> Result<Walk, String> {
     let mut buf = Box::new(*first);
-    let mut walk = Walk {
-        packets: Vec::new(),
-        unwrap: Vec::new(),
-        terminal: Vec::new(),
-    };
+    let mut walk = Walk::default();
     for (i, (_, key)) in nodes.iter().enumerate() {
         walk.packets.push(buf.clone());
         let tag = replay_tag(&buf);

@@ -46,9 +46,28 @@ type Seen = (Result<&'static str, Error>, bool);
 pub(crate) fn negative(case: &Value) -> Outcome {
     let expect = string(case, "expect")?;
     let (result, unchanged) = match string(case, "op")? {
-        "unwrap" => unwrap_case(case)?,
-        "reply_from_surb" => reply_case(case)?,
-        "decrypt_reply" => decrypt_case(case)?,
+        // The key first: a refused key is the outcome, whatever the packet.
+        "unwrap" => match PrivateKey::try_from(&bytes(case, "private_key")?[..]) {
+            Ok(key) => in_place(bytes(case, "packet")?, |buf| {
+                unwrap(&key, packet_mut(buf)?).map(|out| action_class(&out.action))
+            }),
+            Err(e) => (Err(e), true),
+        },
+        "reply_from_surb" => {
+            let (surb, payload) = (bytes(case, "surb")?, bytes(case, "payload")?);
+            let reply = |surb: Surb| {
+                surb.reply(payload_ref(&payload)?, &mut Box::new([0u8; PACKET_LEN]));
+                Ok("ok")
+            };
+            (Surb::try_from(&surb[..]).and_then(reply), true)
+        }
+        "decrypt_reply" => {
+            let reply = bytes(case, "encrypted_reply")?;
+            let keys = SurbKeys::try_from(&bytes(case, "surb_keys")?[..]);
+            in_place(reply, |buf| {
+                keys?.decrypt_reply(encrypted_reply_mut(buf)?).map(|_| "ok")
+            })
+        }
         "load_private_key" => (
             PrivateKey::try_from(&bytes(case, "private_key")?[..]).map(|_| "ok"),
             true,
@@ -80,42 +99,12 @@ pub(crate) fn negative(case: &Value) -> Outcome {
     Ok(())
 }
 
-/// `unwrap`: load the key, take the packet through the slice boundary,
-/// unwrap, and check the buffer on error.
-fn unwrap_case(case: &Value) -> Result<Seen, String> {
-    let key = match PrivateKey::try_from(&bytes(case, "private_key")?[..]) {
-        Ok(key) => key,
-        Err(e) => return Ok((Err(e), true)),
-    };
-    let original = bytes(case, "packet")?;
+/// Run `op` on a copy of `original`, the buffer the operation works in,
+/// and see whether it left the buffer as it was.
+fn in_place(original: Vec<u8>, op: impl FnOnce(&mut [u8]) -> Result<&'static str, Error>) -> Seen {
     let mut buf = original.clone();
-    let result = packet_mut(&mut buf)
-        .and_then(|packet| unwrap(&key, packet).map(|out| action_class(&out.action)));
-    Ok((result, buf == original))
-}
-
-/// `reply_from_surb`: both inputs through the slice boundary.
-fn reply_case(case: &Value) -> Result<Seen, String> {
-    let surb = bytes(case, "surb")?;
-    let payload = bytes(case, "payload")?;
-    let result = Surb::try_from(&surb[..]).and_then(|surb| {
-        let payload = payload_ref(&payload)?;
-        let mut out = Box::new([0u8; PACKET_LEN]);
-        surb.reply(payload, &mut out);
-        Ok("ok")
-    });
-    Ok((result, true))
-}
-
-/// `decrypt_reply`: keys and reply through the slice boundary, in place.
-fn decrypt_case(case: &Value) -> Result<Seen, String> {
-    let original = bytes(case, "encrypted_reply")?;
-    let mut buf = original.clone();
-    let result = SurbKeys::try_from(&bytes(case, "surb_keys")?[..]).and_then(|keys| {
-        let reply = encrypted_reply_mut(&mut buf)?;
-        keys.decrypt_reply(reply).map(|_| "ok")
-    });
-    Ok((result, buf == original))
+    let result = op(&mut buf);
+    (result, buf == original)
 }
 
 /// `create_packet` (`nodes` with `id` and `public_key`, `commands`,

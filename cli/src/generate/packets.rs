@@ -1,7 +1,7 @@
 //! `forward` and `surb` cases: every hop's packet, key and expected
 //! result, plus the per-hop encapsulation randomness that recreates them.
 
-use kemsphinx::geometry::PAYLOAD_LEN;
+use kemsphinx::geometry::{ENCRYPTED_REPLY_LEN, PAYLOAD_LEN};
 use kemsphinx::{Command, RecipientId, SurbId};
 use serde_json::{Value, json};
 
@@ -11,6 +11,7 @@ use super::scenario::{
     packets_json, path, walk,
 };
 use crate::case::hex;
+use crate::json::part;
 
 /// A payload from the DRBG (`fill` none) or of every byte `fill`, and how
 /// a note says which.
@@ -101,11 +102,7 @@ pub(crate) fn surb(rng: &mut Drbg) -> Gen<Vec<Value>> {
             let mut reply = packet_buffer();
             let first_hop = surb.reply(&reply_payload, &mut reply);
             let walk = walk(&nodes, &reply, Terminal::Reply)?;
-            let mut encrypted: [u8; kemsphinx::geometry::ENCRYPTED_REPLY_LEN] = walk
-                .terminal
-                .clone()
-                .try_into()
-                .map_err(|_| "encrypted reply of the wrong length")?;
+            let mut encrypted: [u8; ENCRYPTED_REPLY_LEN] = part(&walk.terminal, 0..ENCRYPTED_REPLY_LEN)?;
             let decrypted = keys
                 .decrypt_reply(&mut encrypted)
                 .map_err(|e| format!("surb-{n:02}: {e}"))?;

@@ -35,8 +35,8 @@ pub mod store;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -142,6 +142,10 @@ pub struct NodeEntry {
     /// Datagrams it has received so far (the client paces its attacks on
     /// node 0 by this, so the kernel does not drop them).
     pub progress: AtomicU64,
+    /// Datagrams it is done with: dropped, or sent on (after their delay
+    /// and, in disk mode, their tag's commit). `progress - settled` is
+    /// what it holds (a test paces its sending by it).
+    pub settled: AtomicU64,
 }
 
 /// Who is where, with which key. A real network learns this from its PKI.
@@ -162,6 +166,7 @@ impl NodeEntry {
             addr,
             key: Mutex::new((number, key)),
             progress: AtomicU64::new(0),
+            settled: AtomicU64::new(0),
         }
     }
 }
@@ -172,7 +177,10 @@ impl NodeEntry {
 /// # Errors
 /// Disk mode: a key or store that does not load (the error names the
 /// file), or files that cannot be written.
-pub fn node_epochs(policy: EpochPolicy, dir: Option<&std::path::Path>) -> io::Result<(Epochs, Option<Resumed>)> {
+pub fn node_epochs(
+    policy: EpochPolicy,
+    dir: Option<&std::path::Path>,
+) -> io::Result<(Epochs, Option<Resumed>)> {
     let new_key = || PrivateKey::generate(&mut UnwrapErr(SysRng));
     let now = Instant::now();
     match dir {
@@ -248,7 +256,10 @@ pub fn run(cfg: &Config) -> io::Result<Report> {
         let dir = cfg.persist.as_ref().map(|d| d.join(format!("n{i}")));
         let (e, resumed) = node_epochs(cfg.epoch_policy(), dir.as_deref())?;
         if let Some(r) = resumed {
-            eprintln!("n{i}: disk mode: resumed epochs (number, tags) {:?}, deleted {:?}", r.epochs, r.retired);
+            eprintln!(
+                "n{i}: disk mode: resumed epochs (number, tags) {:?}, deleted {:?}",
+                r.epochs, r.retired
+            );
         }
         epochs.push(e);
     }

@@ -8,7 +8,7 @@
 
 use std::io::ErrorKind;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -109,7 +109,8 @@ impl Node {
                 })
             });
             let journal_ref = journal.as_deref();
-            let egress = s.spawn(move || egress(&out, &rx, index, journal_ref));
+            let settled = &dir.nodes[index].settled;
+            let egress = s.spawn(move || egress(&out, &rx, index, journal_ref, settled));
             while !stop.load(Ordering::Relaxed) {
                 self.turn_epochs(dir, &mut stats);
                 let n = match self.socket.recv_from(&mut buf) {
@@ -128,11 +129,14 @@ impl Node {
                 dir.nodes[self.index]
                     .progress
                     .fetch_add(1, Ordering::Relaxed);
+                let settled = &dir.nodes[self.index].settled;
                 let Some(h) = self.handle(&mut buf[..n], dir, &mut stats) else {
+                    settled.fetch_add(1, Ordering::Relaxed);
                     continue;
                 };
                 if tx.try_send(ToEgress::Held(h)).is_err() {
                     stats.drops.add(DropReason::QueueFull, 1);
+                    settled.fetch_add(1, Ordering::Relaxed);
                 }
             }
             let committer_log = committer.map_or(0, |c| {
@@ -244,17 +248,17 @@ impl Node {
         let group = match self.epochs.remember_durably(which, &tag) {
             Ok(group) => group,
             Err(Full { number, first }) => {
-            stats.drops.add(DropReason::EpochFull, 1);
-            if first {
-                let i = self.index;
-                self.log.line(received, || {
-                    format!(
-                        "n{i}: epoch {number}'s filter holds its capacity; refusing packets \
+                stats.drops.add(DropReason::EpochFull, 1);
+                if first {
+                    let i = self.index;
+                    self.log.line(received, || {
+                        format!(
+                            "n{i}: epoch {number}'s filter holds its capacity; refusing packets \
                          for its key until it retires"
-                    )
-                });
-            }
-            return None;
+                        )
+                    });
+                }
+                return None;
             }
         };
         if which == crate::epoch::Which::Previous {
@@ -393,6 +397,7 @@ fn egress(
     rx: &Receiver<ToEgress>,
     index: usize,
     journal: Option<&Journal>,
+    settled: &AtomicU64,
 ) -> Egress {
     let mut log = Log::stderr();
     let mut held = Vec::<Held>::new();
@@ -417,11 +422,13 @@ fn egress(
             if let Err(err) = socket.send_to(&h.bytes[..], h.to) {
                 log.line(Instant::now(), || format!("n{index}: send failed: {err}"));
             }
+            settled.fetch_add(1, Ordering::Relaxed);
         }
         let before = held.len();
         held.retain(|h| h.group <= done || now < h.due + DURABLE_WAIT);
         if held.len() < before {
             e.not_durable += (before - held.len()) as u64;
+            settled.fetch_add((before - held.len()) as u64, Ordering::Relaxed);
             log.line(now, || {
                 format!(
                     "n{index}: dropped {} packet(s) whose replay tag was not durable {} ms after \
@@ -436,12 +443,21 @@ fn egress(
         // their drop time).
         let next = held
             .iter()
-            .map(|h| if h.group <= done { h.due } else { h.due + DURABLE_WAIT })
+            .map(|h| {
+                if h.group <= done {
+                    h.due
+                } else {
+                    h.due + DURABLE_WAIT
+                }
+            })
             .min();
         let wait = next.map_or(TICK, |due| due.saturating_duration_since(Instant::now()));
         match rx.recv_timeout(wait) {
             Ok(ToEgress::Held(h)) if held.len() < MAX_QUEUE => held.push(h),
-            Ok(ToEgress::Held(_)) => e.overflow += 1,
+            Ok(ToEgress::Held(_)) => {
+                e.overflow += 1;
+                settled.fetch_add(1, Ordering::Relaxed);
+            }
             Ok(ToEgress::Durable) | Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
                 e.log_suppressed = log.suppressed();

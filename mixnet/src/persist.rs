@@ -96,7 +96,10 @@ impl PersistDir {
             let Some(rest) = name.strip_prefix("epoch-") else {
                 continue;
             };
-            if let Some(n) = rest.strip_suffix(".key").and_then(|n| n.parse::<u64>().ok()) {
+            if let Some(n) = rest
+                .strip_suffix(".key")
+                .and_then(|n| n.parse::<u64>().ok())
+            {
                 keys.push(n);
             } else if let Some(n) = rest.strip_suffix(".redb").and_then(|n| n.parse().ok()) {
                 stores.push(n);

@@ -150,10 +150,7 @@ impl Store {
             (get("number")?, get("started")?)
         };
         if got != number {
-            return Err(Self::err(
-                path,
-                format!("holds epoch {got}, not {number}"),
-            ));
+            return Err(Self::err(path, format!("holds epoch {got}, not {number}")));
         }
         Ok(Self {
             db,

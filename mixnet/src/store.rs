@@ -10,8 +10,9 @@
 //! see [`crate::journal`] for who waits for it.
 //!
 //! Opening never makes an empty store where one is expected: a missing,
-//! truncated or corrupt file is an error naming the file
-//! ([`StoreError`]), because an empty replay cache accepts every replay.
+//! truncated or corrupt file (every page's checksum is verified on open)
+//! is an error naming the file ([`StoreError`]), because an empty or
+//! partial replay cache accepts replays.
 
 use std::fmt;
 use std::io;
@@ -130,8 +131,12 @@ impl Store {
         if len == 0 {
             return Err(Self::err(path, "empty file (truncated?)"));
         }
+        // Every page's checksum verified on open (redb otherwise checks
+        // only after a crash, and may trust or even panic on a file
+        // altered since it wrote it): part of the restart time measured.
         let db = redb::Builder::new()
             .set_cache_size(CACHE_BYTES)
+            .set_check_integrity_on_open(true)
             .open(path)
             .map_err(|e| Self::err(path, format!("corrupt or truncated: {e}")))?;
         let (got, started) = {

@@ -9,7 +9,8 @@
 //!    unwrap alone; memory mode (replay tag, Bloom check, unwrap, Bloom
 //!    insert); disk mode (the same, plus the exact check and the tag's
 //!    durable insert by group commit, timed until the last group is
-//!    durable), on 1 and 2 threads (one node per thread, its own store);
+//!    durable, at group intervals 0, 5 and 20 ms), on 1 and 2 threads (one
+//!    node per thread, its own store), wall time and CPU time;
 //! 3. the four-node example network in memory mode and in disk mode: round
 //!    trips, and how long due packets waited for their group's commit.
 //!
@@ -40,7 +41,7 @@ use kemsphinx::{
     Command, Hop, NodeId, PrivateKey, RecipientId, ReplayTag, create_packet, replay_tag, unwrap,
 };
 use kemsphinx_mixnet::epoch::{EpochPolicy, Epochs, Which};
-use kemsphinx_mixnet::journal::Journal;
+use kemsphinx_mixnet::journal::{GROUP_INTERVAL, Journal};
 use kemsphinx_mixnet::log::Log;
 use kemsphinx_mixnet::persist::PersistDir;
 use kemsphinx_mixnet::replay::ReplayFilter;
@@ -51,6 +52,10 @@ use rand_core::{Rng, SeedableRng};
 const EPOCH_TAGS: usize = 1_000_000;
 const GROUP: usize = 256;
 const GROUP_COMMITS: usize = 200;
+/// Then larger groups, as a node at a higher rate makes them.
+const BIG_GROUP: usize = 2048;
+const BIG_COMMITS: usize = 25;
+const EXTRA: usize = GROUP * GROUP_COMMITS + BIG_GROUP * BIG_COMMITS;
 const PACKETS: usize = 6_000;
 const REPEATS: usize = 3;
 
@@ -81,6 +86,8 @@ struct StoreFigures {
     bulk_s: f64,
     group_tags_per_s: f64,
     commits_per_s: f64,
+    big_tags_per_s: f64,
+    big_commits_per_s: f64,
     bytes_per_million: u64,
     restart_s: f64,
     lookup_us: f64,
@@ -104,7 +111,12 @@ fn measure_redb(scratch: &Path, epoch: &[ReplayTag], extra: &[ReplayTag]) -> Sto
     }
     let group_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let probes = &extra[GROUP * GROUP_COMMITS..][..10_000];
+    for chunk in extra[GROUP * GROUP_COMMITS..EXTRA].chunks(BIG_GROUP) {
+        store.commit(chunk).unwrap();
+    }
+    let big_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let probes = &extra[EXTRA..][..10_000];
     for tag in probes {
         assert!(!store.contains(tag).unwrap());
     }
@@ -118,15 +130,17 @@ fn measure_redb(scratch: &Path, epoch: &[ReplayTag], extra: &[ReplayTag]) -> Sto
         filter.insert(tag);
     });
     let restart_s = t.elapsed().as_secs_f64();
-    assert_eq!(n.unwrap() as usize, EPOCH_TAGS + GROUP * GROUP_COMMITS);
+    assert_eq!(n.unwrap() as usize, EPOCH_TAGS + EXTRA);
     drop(store);
     std::fs::remove_file(&path).unwrap();
-    let total = EPOCH_TAGS + GROUP * GROUP_COMMITS;
+    let total = EPOCH_TAGS + EXTRA;
     StoreFigures {
         name: "redb 4.6",
         bulk_s,
         group_tags_per_s: (GROUP * GROUP_COMMITS) as f64 / group_s,
         commits_per_s: GROUP_COMMITS as f64 / group_s,
+        big_tags_per_s: (BIG_GROUP * BIG_COMMITS) as f64 / big_s,
+        big_commits_per_s: BIG_COMMITS as f64 / big_s,
         bytes_per_million: bytes * 1_000_000 / total as u64,
         restart_s,
         lookup_us,
@@ -162,7 +176,12 @@ fn measure_fjall(scratch: &Path, epoch: &[ReplayTag], extra: &[ReplayTag]) -> St
     }
     let group_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let probes = &extra[GROUP * GROUP_COMMITS..][..10_000];
+    for chunk in extra[GROUP * GROUP_COMMITS..EXTRA].chunks(BIG_GROUP) {
+        commit(&db, &ks, chunk);
+    }
+    let big_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let probes = &extra[EXTRA..][..10_000];
     for tag in probes {
         assert!(!ks.contains_key(tag.0).unwrap());
     }
@@ -182,15 +201,17 @@ fn measure_fjall(scratch: &Path, epoch: &[ReplayTag], extra: &[ReplayTag]) -> St
         n += 1;
     }
     let restart_s = t.elapsed().as_secs_f64();
-    assert_eq!(n, EPOCH_TAGS + GROUP * GROUP_COMMITS);
+    assert_eq!(n, EPOCH_TAGS + EXTRA);
     drop((ks, db));
     std::fs::remove_dir_all(&path).unwrap();
-    let total = EPOCH_TAGS + GROUP * GROUP_COMMITS;
+    let total = EPOCH_TAGS + EXTRA;
     StoreFigures {
         name: "fjall 3.1",
         bulk_s,
         group_tags_per_s: (GROUP * GROUP_COMMITS) as f64 / group_s,
         commits_per_s: GROUP_COMMITS as f64 / group_s,
+        big_tags_per_s: (BIG_GROUP * BIG_COMMITS) as f64 / big_s,
+        big_commits_per_s: BIG_COMMITS as f64 / big_s,
         bytes_per_million: bytes * 1_000_000 / total as u64,
         restart_s,
         lookup_us,
@@ -225,7 +246,8 @@ fn packets(rng: &mut ChaCha20Rng, key: &PrivateKey, n: usize) -> Vec<Box<[u8; PA
 enum Mode {
     UnwrapOnly,
     Memory,
-    Disk,
+    /// With this group interval.
+    Disk(Duration),
 }
 
 fn policy() -> EpochPolicy {
@@ -247,10 +269,14 @@ fn one_node(
     scratch: &Path,
 ) -> f64 {
     let mut buf = Box::new([0u8; PACKET_LEN]);
-    let journal = Arc::new(Journal::new(Duration::ZERO));
+    let interval = match mode {
+        Mode::Disk(i) => i,
+        _ => Duration::ZERO,
+    };
+    let journal = Arc::new(Journal::new(interval));
     let key_copy = || PrivateKey::from_bytes(&key.to_bytes()).unwrap();
     let mut epochs = match mode {
-        Mode::Disk => {
+        Mode::Disk(_) => {
             let dir = PersistDir::new(scratch).unwrap();
             let (e, _) = Epochs::open(
                 policy(),
@@ -265,7 +291,7 @@ fn one_node(
         _ => Epochs::new(policy(), key_copy(), Instant::now()),
     };
     std::thread::scope(|s| {
-        let committer = (mode == Mode::Disk).then(|| {
+        let committer = matches!(mode, Mode::Disk(_)).then(|| {
             s.spawn(|| {
                 let mut log = Log::stderr();
                 journal.run_committer(0, &mut log, || {});
@@ -296,15 +322,34 @@ fn one_node(
     })
 }
 
+/// This process's CPU time so far (user + system, all threads), from
+/// `/proc/self/stat` in clock ticks of 10 ms.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15; 12 and 13 after the ')'.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 /// µs per packet, median of `REPEATS`, with `threads` nodes in parallel
-/// (each its own copy of the packets, its own epochs and store).
+/// (each its own copy of the packets, its own epochs and store); and CPU
+/// µs per packet over all runs (every thread of the process: the
+/// committers' work included).
 fn per_packet(
     mode: Mode,
     threads: usize,
     key: &PrivateKey,
     packets: &[Box<[u8; PACKET_LEN]>],
     scratch: &Path,
-) -> f64 {
+) -> (f64, f64) {
+    let cpu0 = cpu_seconds();
     let mut runs: Vec<f64> = (0..REPEATS)
         .map(|r| {
             let times: Vec<f64> = std::thread::scope(|s| {
@@ -327,8 +372,9 @@ fn per_packet(
             wall * 1e6 / packets.len() as f64
         })
         .collect();
+    let cpu = (cpu_seconds() - cpu0) * 1e6 / (REPEATS * threads * packets.len()) as f64;
     runs.sort_by(f64::total_cmp);
-    runs[REPEATS / 2]
+    (runs[REPEATS / 2], cpu)
 }
 
 fn network(persist: Option<PathBuf>) -> (Duration, Duration, Duration, Duration, u64) {
@@ -380,7 +426,7 @@ fn main() {
 
     // 1. The two databases.
     let epoch = tags(&mut rng, EPOCH_TAGS);
-    let extra = tags(&mut rng, GROUP * GROUP_COMMITS + 10_000);
+    let extra = tags(&mut rng, EXTRA + 10_000);
     eprintln!("measuring redb...");
     let redb = measure_redb(&scratch, &epoch, &extra);
     eprintln!("measuring fjall...");
@@ -388,25 +434,28 @@ fn main() {
     writeln!(
         md,
         "## The store: 10⁶ random 32-byte tags, then {GROUP_COMMITS} group commits of {GROUP} \
-         tags, each durable (fsync) before the next\n"
+         tags and {BIG_COMMITS} of {BIG_GROUP}, each durable (fsync) before the next\n"
     )
     .unwrap();
     writeln!(
         md,
-        "| database | bulk load of 10⁶ tags | group commit: tags/s | commits/s | disk bytes per \
-         10⁶ tags | restart: open + Bloom rebuild, {} tags | exact lookup (absent tag) |",
-        EPOCH_TAGS + GROUP * GROUP_COMMITS
+        "| database | bulk load of 10⁶ tags | groups of {GROUP}: tags/s (commits/s) | groups of \
+         {BIG_GROUP}: tags/s (commits/s) | disk bytes per 10⁶ tags | restart: open (+ checks) + \
+         Bloom rebuild, {} tags | exact lookup (absent tag) |",
+        EPOCH_TAGS + EXTRA
     )
     .unwrap();
     writeln!(md, "|---|---|---|---|---|---|---|").unwrap();
     for f in [&redb, &fjall] {
         writeln!(
             md,
-            "| {} | {:.2} s | {:.0} | {:.0} | {:.1} MB | {:.2} s | {:.1} µs |",
+            "| {} | {:.2} s | {:.0} ({:.0}) | {:.0} ({:.0}) | {:.1} MB | {:.2} s | {:.1} µs |",
             f.name,
             f.bulk_s,
             f.group_tags_per_s,
             f.commits_per_s,
+            f.big_tags_per_s,
+            f.big_commits_per_s,
             f.bytes_per_million as f64 / 1e6,
             f.restart_s,
             f.lookup_us
@@ -427,22 +476,28 @@ fn main() {
     .unwrap();
     writeln!(
         md,
-        "| threads | unwrap alone | memory mode (tag, Bloom, unwrap, insert) | disk mode (+ exact \
-         check, durable insert by group commit) | disk / memory |"
+        "| threads | group interval | unwrap alone | memory mode (tag, Bloom, unwrap, insert) | \
+         disk mode (+ exact check, durable insert by group commit) | disk / memory | CPU µs per \
+         packet: unwrap / memory / disk | CPU disk / memory |"
     )
     .unwrap();
-    writeln!(md, "|---|---|---|---|---|").unwrap();
+    writeln!(md, "|---|---|---|---|---|---|---|---|").unwrap();
     for threads in [1, 2] {
         eprintln!("per packet, {threads} thread(s)...");
-        let u = per_packet(Mode::UnwrapOnly, threads, &key, &ps, &scratch);
-        let m = per_packet(Mode::Memory, threads, &key, &ps, &scratch);
-        let d = per_packet(Mode::Disk, threads, &key, &ps, &scratch);
-        writeln!(
-            md,
-            "| {threads} | {u:.1} | {m:.1} | {d:.1} | {:.3} |",
-            d / m
-        )
-        .unwrap();
+        let (u, uc) = per_packet(Mode::UnwrapOnly, threads, &key, &ps, &scratch);
+        let (m, mc) = per_packet(Mode::Memory, threads, &key, &ps, &scratch);
+        for interval in [Duration::ZERO, GROUP_INTERVAL, 4 * GROUP_INTERVAL] {
+            let (d, dc) = per_packet(Mode::Disk(interval), threads, &key, &ps, &scratch);
+            writeln!(
+                md,
+                "| {threads} | {} ms | {u:.1} | {m:.1} | {d:.1} | {:.3} | {uc:.1} / {mc:.1} / \
+                 {dc:.1} | {:.3} |",
+                interval.as_millis(),
+                d / m,
+                dc / mc
+            )
+            .unwrap();
+        }
     }
 
     // 3. The network.

@@ -181,13 +181,26 @@ pub fn node_epochs(
     policy: EpochPolicy,
     dir: Option<&std::path::Path>,
 ) -> io::Result<(Epochs, Option<Resumed>)> {
+    node_epochs_with(policy, dir, journal::GROUP_INTERVAL)
+}
+
+/// [`node_epochs`] with a group interval of `group_interval`
+/// ([`Journal::new`]).
+///
+/// # Errors
+/// As [`node_epochs`].
+pub fn node_epochs_with(
+    policy: EpochPolicy,
+    dir: Option<&std::path::Path>,
+    group_interval: Duration,
+) -> io::Result<(Epochs, Option<Resumed>)> {
     let new_key = || PrivateKey::generate(&mut UnwrapErr(SysRng));
     let now = Instant::now();
     match dir {
         None => Ok((Epochs::new(policy, new_key(), now), None)),
         Some(dir) => {
             let dir = persist::PersistDir::new(dir)?;
-            let journal = Arc::new(Journal::new(Duration::ZERO));
+            let journal = Arc::new(Journal::new(group_interval));
             let (epochs, resumed) = Epochs::open(policy, dir, journal, now, new_key)?;
             Ok((epochs, Some(resumed)))
         }

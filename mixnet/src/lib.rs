@@ -12,6 +12,10 @@
 //! replaced together, published in the [`Directory`]. See [`node`] for what
 //! a node does with a datagram, [`client`] for the other end, [`log`] for
 //! how a node reports without ever waiting and [`stats`] for what it counts.
+//!
+//! Disk mode ([`Config::persist`]): each epoch's key and replay tags are
+//! kept on disk ([`persist`], [`store`]), a packet leaves only once its
+//! tag is durable ([`journal`]), and a restarted node resumes its epochs.
 
 // Example code indexes and unwraps freely; the library denies all of this.
 #![allow(

@@ -206,7 +206,8 @@ fn upper(i: usize) -> u64 {
 pub struct NodeStats {
     /// Datagrams received.
     pub received: u64,
-    /// Packets unwrapped and sent on to the next hop.
+    /// Packets unwrapped and handed on for the next hop (in disk mode one
+    /// may still be dropped as [`DropReason::NotDurable`]).
     pub forwarded: u64,
     /// Payloads delivered to the service at this node.
     pub delivered: u64,

@@ -16,7 +16,11 @@
 //!
 //! ```text
 //! cargo run --release -p kemsphinx-mixnet --example persist_cost [-- OUT.md]
+//! cargo run --release -p kemsphinx-mixnet --example persist_cost -- --crash-restart
 //! ```
+//!
+//! (`--crash-restart` measures only the restart after a crash with a full
+//! epoch, which the full run also does.)
 //!
 //! Scratch files go to `$TMPDIR` (on this machine's disk, not tmpfs:
 //! check with `df`), and are removed.
@@ -398,8 +402,62 @@ fn network(persist: Option<PathBuf>) -> (Duration, Duration, Duration, Duration,
     )
 }
 
+/// Child of [`crash_restart`]: fill a store with `EPOCH_TAGS` tags and
+/// abort (no destructor runs: redb finds the file as a crash leaves it).
+fn fill_and_abort(path: &Path) -> ! {
+    let mut rng = ChaCha20Rng::seed_from_u64(23);
+    let store = Store::create(path, 0, SystemTime::now()).unwrap();
+    for chunk in tags(&mut rng, EPOCH_TAGS).chunks(50_000) {
+        store.commit(chunk).unwrap();
+    }
+    std::process::abort();
+}
+
+/// Restart after a crash with a full epoch: a child process fills a store
+/// with 10⁶ tags and aborts; then open it (redb's check and repair) and
+/// rebuild the Bloom filter, timed. Returns (seconds, tags).
+fn crash_restart(scratch: &Path) -> (f64, u64) {
+    let path = scratch.join("crashed.redb");
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .arg("--fill-and-abort")
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(!status.success(), "the child was to abort");
+    let t = Instant::now();
+    let store = Store::open(&path, 0).unwrap();
+    let mut filter = bloom();
+    let n = store
+        .for_each(|tag| {
+            filter.insert(tag);
+        })
+        .unwrap();
+    let s = t.elapsed().as_secs_f64();
+    drop(store);
+    std::fs::remove_file(&path).unwrap();
+    (s, n)
+}
+
 fn main() {
-    let out = std::env::args().nth(1);
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, path] = &args[..]
+        && flag == "--fill-and-abort"
+    {
+        fill_and_abort(Path::new(path));
+    }
+    if let [_, flag] = &args[..]
+        && flag == "--crash-restart"
+    {
+        let scratch = std::env::temp_dir().join(format!("persist-crash-{}", std::process::id()));
+        std::fs::create_dir_all(&scratch).unwrap();
+        let (s, n) = crash_restart(&scratch);
+        println!(
+            "restart after a crash (abort) with {n} tags: open (check and repair) + Bloom rebuild {s:.2} s"
+        );
+        let _ = std::fs::remove_dir_all(&scratch);
+        return;
+    }
+    let out = args.get(1).cloned();
     let scratch = std::env::temp_dir().join(format!("persist-cost-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(19);
@@ -463,6 +521,14 @@ fn main() {
         .unwrap();
     }
     drop((epoch, extra));
+    eprintln!("restart after a crash...");
+    let (crash_s, crash_n) = crash_restart(&scratch);
+    writeln!(
+        md,
+        "\nredb, restart after a crash: a process filled a store with {crash_n} tags and aborted; \
+         open (redb's check and repair) + Bloom rebuild took {crash_s:.2} s."
+    )
+    .unwrap();
 
     // 2. Per packet.
     eprintln!("making {PACKETS} packets...");

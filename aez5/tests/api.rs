@@ -12,7 +12,7 @@
     clippy::cast_possible_truncation
 )]
 
-use aez5::{Aez, Backend, Error};
+use aez5::{Aez, Error};
 
 fn pattern(len: usize, seed: u8) -> Vec<u8> {
     (0..len)
@@ -29,17 +29,8 @@ fn lengths() -> impl Iterator<Item = usize> {
         .chain([2080, 4096, 4127, 4128, 4129, 10188, 16118, 16150])
 }
 
-fn implementations(key: &[u8; 48]) -> Vec<Aez> {
-    [
-        Backend::Portable,
-        Backend::AesNi,
-        Backend::Vaes,
-        Backend::Vaes512,
-    ]
-    .into_iter()
-    .filter_map(|b| Aez::with_backend(key, b))
-    .collect()
-}
+mod common;
+use common::all as implementations;
 
 #[test]
 fn decipher_inverts_encipher() {

@@ -11,8 +11,9 @@
 //! the same parser, so it can only create areas every hop accepts; the next
 //! hop's MAC, known only later, is patched into a slot fixed at validation.
 
-use crate::bytes::{split_mut, sub_mut};
+use crate::bytes::{field_mut, split_mut};
 use crate::error::{CommandError, Input};
+use crate::geometry::layout::internal::commands as at;
 use crate::geometry::{
     COMMANDS_LEN, MAC_LEN, NEXT_NODE_HOP_CMD_LEN, NODE_DELAY_CMD_LEN, NODE_ID_LEN,
     RECIPIENT_CMD_LEN, RECIPIENT_ID_LEN, SURB_ID_LEN, SURB_REPLY_CMD_LEN,
@@ -322,9 +323,9 @@ pub(crate) enum Terminal {
 /// so there are exactly two places.
 #[derive(Clone, Copy)]
 enum MacSlot {
-    /// `next_node_hop` first: `[1 + 32, 65)`.
+    /// `next_node_hop` first: [`MAC_FIRST`](at::MAC_FIRST).
     First,
-    /// After a `node_delay`: `[5 + 1 + 32, 70)`.
+    /// After a `node_delay`: [`MAC_AFTER_DELAY`](at::MAC_AFTER_DELAY).
     AfterDelay,
 }
 
@@ -393,14 +394,10 @@ impl Area {
     /// (ignored by a terminal or raw area).
     pub(crate) fn write(&self, next_mac: &[u8; MAC_LEN], out: &mut [u8; COMMANDS_LEN]) {
         *out = self.bytes;
-        const FIRST: usize = 1 + NODE_ID_LEN;
-        const AFTER_DELAY: usize = NODE_DELAY_CMD_LEN + FIRST;
         match self.mac {
             None => {}
-            Some(MacSlot::First) => *sub_mut::<FIRST, MAC_LEN, COMMANDS_LEN>(out) = *next_mac,
-            Some(MacSlot::AfterDelay) => {
-                *sub_mut::<AFTER_DELAY, MAC_LEN, COMMANDS_LEN>(out) = *next_mac;
-            }
+            Some(MacSlot::First) => *field_mut!(out, at::MAC_FIRST) = *next_mac,
+            Some(MacSlot::AfterDelay) => *field_mut!(out, at::MAC_AFTER_DELAY) = *next_mac,
         }
     }
 }

@@ -14,18 +14,15 @@ use zeroize::Zeroizing;
 use crate::bytes::{field, field_mut, split_mut, sub_mut};
 use crate::commands::{Commands, NodeId, RecipientId, Route, SurbId, Terminal};
 use crate::error::{Error, Input, array_mut, array_ref};
-use crate::geometry::layout::{block, packet as at};
+use crate::geometry::layout::{block, internal, packet as at};
 use crate::geometry::{
     ENCRYPTED_REPLY_LEN, HEADER_LEN, MAC_LEN, PACKET_LEN, PAYLOAD_LEN, PER_HOP_ROUTING_LEN,
-    REPLAY_TAG_LEN, ROUTING_INFO_LEN, VERSION_LEN,
+    REPLAY_TAG_LEN, ROUTING_INFO_LEN,
 };
 use crate::header::{self, Areas, Path, PathSecrets};
 use crate::hop::{self, HeaderStream, HopKeys};
 use crate::kem::{Ciphertext, PrivateKey};
 use crate::payload::{self, Body};
-
-/// The only version this format has.
-const VERSION: [u8; VERSION_LEN] = [0, 0];
 
 crate::commands::identifier!(
     /// The SHA-512/256 of a packet's KEM ciphertext. Equal tags mean a
@@ -229,7 +226,7 @@ fn authenticate(
     packet: &[u8; PACKET_LEN],
     keys_for: impl FnOnce(&Ciphertext) -> Result<HopKeys, Error>,
 ) -> Result<(ReplayTag, HopKeys), Error> {
-    if *field!(packet, at::VERSION) != VERSION {
+    if *field!(packet, at::VERSION) != internal::VERSION {
         return Err(Error::Version);
     }
     let replay_tag = replay_tag(packet);

@@ -4,8 +4,8 @@
 use std::ops::Range;
 
 use aez5::Aez;
-use kemsphinx::geometry::layout::kdf;
 use kemsphinx::geometry::{PACKET_LEN, SHARED_SECRET_LEN, STREAM_LEN, X25519_LEN};
+use kemsphinx::hazmat::kdf_layout as kdf;
 use kemsphinx::{Action, NodeId, PrivateKey, hazmat, replay_tag, unwrap};
 use kemsphinx_support::encoded;
 use serde_json::{Value, json};

@@ -14,11 +14,12 @@
 mod table;
 
 use aez5::Aez;
-use kemsphinx::geometry::layout::{kdf, packet};
+use kemsphinx::geometry::layout::packet;
 use kemsphinx::geometry::{
     HOPS, MAC_LEN, PACKET_LEN, PAYLOAD_LEN, RECIPIENT_ID_LEN, SPRP_IV_LEN, SPRP_KEY_BLOCK_LEN,
     SPRP_KEY_LEN, SURB_ID_LEN, X25519_LEN,
 };
+use kemsphinx::hazmat::kdf_layout as kdf;
 use kemsphinx::{Command, RecipientId, Surb, SurbId, SurbKeys, hazmat, unwrap};
 use kemsphinx_support::{Node, P_PLUS_2, area, encoded};
 use serde_json::{Map, Value, json};

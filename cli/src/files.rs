@@ -69,14 +69,14 @@ fn kind(meta: &Metadata) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a FIFO";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-        if t.is_char_device() || t.is_block_device() {
-            return "a device";
+        let device = t.is_char_device() || t.is_block_device();
+        let kinds = [
+            (t.is_fifo(), "a FIFO"),
+            (t.is_socket(), "a socket"),
+            (device, "a device"),
+        ];
+        if let Some((_, kind)) = kinds.into_iter().find(|k| k.0) {
+            return kind;
         }
     }
     "not a file"

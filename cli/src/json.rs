@@ -22,7 +22,7 @@ pub(crate) fn string<'a>(case: &'a Value, name: &str) -> Result<&'a str, String>
 
 /// A hex field of any length.
 pub(crate) fn bytes(case: &Value, name: &str) -> Result<Vec<u8>, String> {
-    decode(string(case, name)?).map_err(|e| format!("field `{name}`: {e}"))
+    hex::decode(string(case, name)?).map_err(|e| format!("field `{name}`: bad hex: {e}"))
 }
 
 /// A hex field of exactly `N` bytes.
@@ -46,14 +46,9 @@ pub(crate) fn list<'a>(case: &'a Value, name: &str) -> Result<&'a Vec<Value>, St
         .ok_or_else(|| format!("field `{name}` is not a list"))
 }
 
-/// Decode one hex string.
-pub(crate) fn decode(s: &str) -> Result<Vec<u8>, String> {
-    hex::decode(s).map_err(|e| format!("bad hex: {e}"))
-}
-
 /// Decode a JSON string value as hex.
 pub(crate) fn decode_value(v: &Value) -> Result<Vec<u8>, String> {
-    decode(v.as_str().ok_or("expected a hex string")?)
+    hex::decode(v.as_str().ok_or("expected a hex string")?).map_err(|e| format!("bad hex: {e}"))
 }
 
 /// Compare two byte strings, saying where they first differ.
@@ -61,12 +56,9 @@ pub(crate) fn same(what: &str, got: &[u8], want: &[u8]) -> Outcome {
     if got == want {
         return Ok(());
     }
-    if got.len() != want.len() {
-        return Err(format!(
-            "{what}: length {} instead of {}",
-            got.len(),
-            want.len()
-        ));
+    let (got_len, want_len) = (got.len(), want.len());
+    if got_len != want_len {
+        return Err(format!("{what}: length {got_len} instead of {want_len}"));
     }
     let at = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
     Err(format!("{what}: differs from byte {at}"))

@@ -93,12 +93,10 @@ fn walk(case: &Value, nodes: &[Node], terminal: Terminal) -> Result<Vec<u8>, Str
     if packets.len() != HOPS || expected.len() != HOPS {
         return Err(format!("expected {HOPS} packets and {HOPS} unwrap entries"));
     }
-    let first: [u8; PACKET_LEN] = packets
-        .first()
-        .map(decode_value)
-        .transpose()?
-        .and_then(|p| p.try_into().ok())
-        .ok_or_else(|| format!("packets[0]: not {PACKET_LEN} bytes"))?;
+    let first = decode_value(packets.first().ok_or("no packets")?)?;
+    let first: [u8; PACKET_LEN] = first
+        .try_into()
+        .map_err(|_| format!("packets[0]: not {PACKET_LEN} bytes"))?;
     let keys: Vec<_> = nodes.iter().map(|n| (n.id, &n.key)).collect();
     let seen = case::walk(&keys, &first, terminal)?;
     let hops = seen

@@ -46,13 +46,14 @@ fn main() -> ExitCode {
 
 /// `kemsphinx verify`.
 fn verify(args: &[OsString]) -> ExitCode {
-    let option = |a: &&OsString| a.as_encoded_bytes().starts_with(b"--");
-    let json = args.iter().any(|a| a == "--json");
-    let paths: Vec<&OsString> = args.iter().filter(|a| !option(a)).collect();
-    if let Some(bad) = args.iter().filter(option).find(|a| *a != "--json") {
+    let (options, paths): (Vec<&OsString>, Vec<&OsString>) = args
+        .iter()
+        .partition(|a| a.as_encoded_bytes().starts_with(b"--"));
+    if let Some(bad) = options.iter().find(|a| **a != "--json") {
         eprintln!("unknown option {}\n{USAGE}", bad.to_string_lossy());
         return ExitCode::from(2);
     }
+    let json = !options.is_empty();
     if paths.is_empty() {
         eprintln!("{USAGE}");
         return ExitCode::from(2);

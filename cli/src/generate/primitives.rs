@@ -154,10 +154,8 @@ pub(crate) fn aez(rng: &mut Drbg) -> Gen<Vec<Value>> {
 pub(crate) fn kdf(rng: &mut Drbg) -> Gen<Vec<Value>> {
     let ikms = [[0u8; 32], [0xff; 32], rng.array(), rng.array()];
     let case = |(n, ikm)| {
-        filled(
-            "kdf",
-            json!({ "id": format!("kdf-{n:02}"), "ikm": hex(ikm) }),
-        )
+        let case = json!({ "id": format!("kdf-{n:02}"), "ikm": hex(ikm) });
+        filled("kdf", case)
     };
     ikms.iter().enumerate().map(case).collect()
 }
@@ -179,10 +177,8 @@ pub(crate) fn stream(rng: &mut Drbg) -> Gen<Vec<Value>> {
     ];
     let case = |(n, (what, iv)): (usize, &(&str, [u8; 16]))| {
         let (id, key) = (format!("stream-{n:02}"), rng.array::<32>());
-        filled(
-            "stream",
-            json!({ "id": id, "key": hex(key), "iv": hex(iv), "note": what }),
-        )
+        let case = json!({ "id": id, "key": hex(key), "iv": hex(iv), "note": what });
+        filled("stream", case)
     };
     ivs.iter().enumerate().map(case).collect()
 }
@@ -194,10 +190,8 @@ pub(crate) fn mac(rng: &mut Drbg) -> Gen<Vec<Value>> {
     let case = |(n, len)| {
         let (key, message) = (rng.array::<32>(), rng.bytes(len));
         let id = format!("mac-{n:02}-len{len}");
-        filled(
-            "mac",
-            json!({ "id": id, "key": hex(key), "message": hex(message) }),
-        )
+        let case = json!({ "id": id, "key": hex(key), "message": hex(message) });
+        filled("mac", case)
     };
     lengths.into_iter().enumerate().map(case).collect()
 }

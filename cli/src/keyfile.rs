@@ -35,12 +35,7 @@ pub enum Encoding {
 #[must_use]
 pub fn hex_or_binary(contents: &[u8]) -> (Zeroizing<Vec<u8>>, Encoding) {
     let mut text = Zeroizing::new(Vec::with_capacity(contents.len()));
-    text.extend(
-        contents
-            .iter()
-            .copied()
-            .filter(|b| !b.is_ascii_whitespace()),
-    );
+    text.extend(contents.iter().filter(|b| !b.is_ascii_whitespace()));
     if !text.is_empty() && text.len() % 2 == 0 {
         let mut bytes = Zeroizing::new(vec![0u8; text.len() / 2]);
         if hex::decode_to_slice(&text[..], &mut bytes[..]).is_ok() {

@@ -160,10 +160,7 @@ impl Report {
 
     /// Whether this file or folder is seen for the first time in this run.
     fn first_visit(&mut self, path: &Path, meta: &Metadata) -> bool {
-        match file_id(path, meta) {
-            Ok(id) => self.visited.insert(id),
-            Err(_) => true,
-        }
+        file_id(path, meta).map_or(true, |id| self.visited.insert(id))
     }
 
     /// Verify one file (a regular file of at most [`MAX_FILE_LEN`] bytes).

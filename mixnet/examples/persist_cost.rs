@@ -15,8 +15,8 @@
 //!    trips, and how long due packets waited for their group's commit.
 //!
 //! ```text
-//! cargo run --release -p kemsphinx-mixnet --example persist_cost [-- OUT.md]
-//! cargo run --release -p kemsphinx-mixnet --example persist_cost -- --crash-restart
+//! cargo run --release --manifest-path mixnet/Cargo.toml --features compare-fjall --example persist_cost [-- OUT.md]
+//! cargo run --release --manifest-path mixnet/Cargo.toml --features compare-fjall --example persist_cost -- --crash-restart
 //! ```
 //!
 //! (`--crash-restart` measures only the restart after a crash with a full
@@ -474,7 +474,7 @@ fn main() {
     writeln!(md, "# Disk mode's cost (issue 19)\n").unwrap();
     writeln!(
         md,
-        "`cargo run --release -p kemsphinx-mixnet --example persist_cost`; CPU {cpu}, {} cores; \
+        "`cargo run --release --manifest-path mixnet/Cargo.toml --features compare-fjall --example persist_cost`; CPU {cpu}, {} cores; \
          load average at start {}; scratch files in {}.\n",
         std::thread::available_parallelism().map_or(0, usize::from),
         loadavg.split(' ').take(3).collect::<Vec<_>>().join(" "),

@@ -157,19 +157,26 @@ fn main() -> ! {
         core::mem::size_of::<PrivateKey>()
     );
     debug::exit(debug::EXIT_SUCCESS);
-    loop {}
+    halt()
 }
 
 /// Report `what` failed and stop QEMU with a failure status.
 fn fail(what: &str) -> ! {
     hprintln!("cortex-m: {} failed", what);
     debug::exit(debug::EXIT_FAILURE);
-    loop {}
+    halt()
 }
 
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
     hprintln!("cortex-m: {}", info);
     debug::exit(debug::EXIT_FAILURE);
-    loop {}
+    halt()
+}
+
+/// Wait forever (reached only off QEMU, where semihosting's exit returns).
+fn halt() -> ! {
+    loop {
+        cortex_m::asm::wfi();
+    }
 }

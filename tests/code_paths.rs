@@ -31,7 +31,11 @@ fn paths() -> String {
         aez5::Backend::Vaes512 => "vaes512".to_owned(),
         other => format!("{other:?}"),
     };
-    format!("{} {x25519} {mlkem} {aez} {}", kemsphinx::KEM_BACKEND, aes())
+    format!(
+        "{} {x25519} {mlkem} {aez} {}",
+        kemsphinx::KEM_BACKEND,
+        aes()
+    )
 }
 
 /// The `aes` crate's AES: it uses the CPU's instructions when it detects

@@ -11,10 +11,9 @@
 //! the same parser, so it can only create areas every hop accepts; the next
 //! hop's MAC, known only later, is patched into a slot fixed at validation.
 
-use core::fmt;
-
-use crate::bytes::{split_mut, sub_mut};
-use crate::error::{CommandError, Error, Input, array_ref};
+use crate::bytes::{field_mut, split_mut};
+use crate::error::{CommandError, Input};
+use crate::geometry::layout::internal::commands as at;
 use crate::geometry::{
     COMMANDS_LEN, MAC_LEN, NEXT_NODE_HOP_CMD_LEN, NODE_DELAY_CMD_LEN, NODE_ID_LEN,
     RECIPIENT_CMD_LEN, RECIPIENT_ID_LEN, SURB_ID_LEN, SURB_REPLY_CMD_LEN,
@@ -44,10 +43,10 @@ macro_rules! identifier {
         }
 
         impl TryFrom<&[u8]> for $name {
-            type Error = Error;
+            type Error = crate::error::Error;
 
-            fn try_from(bytes: &[u8]) -> Result<Self, Error> {
-                array_ref($input, bytes).map(|b| Self(*b))
+            fn try_from(bytes: &[u8]) -> Result<Self, crate::error::Error> {
+                crate::error::array_ref($input, bytes).map(|b| Self(*b))
             }
         }
 
@@ -57,8 +56,8 @@ macro_rules! identifier {
             }
         }
 
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 write!(f, "{}(", stringify!($name))?;
                 for b in &self.0 {
                     write!(f, "{b:02x}")?;
@@ -68,6 +67,8 @@ macro_rules! identifier {
         }
     };
 }
+
+pub(crate) use identifier;
 
 identifier!(
     /// A mix node's 32-byte identifier.
@@ -285,17 +286,12 @@ impl Commands {
         self.items.iter().flatten()
     }
 
-    /// Number of commands (one to four).
+    /// Number of commands (one to four: parsed commands always name an
+    /// action, so there is no `is_empty`).
     #[must_use]
+    #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> usize {
         self.iter().count()
-    }
-
-    /// Always `false`: parsed commands name an action. (For symmetry with
-    /// [`Commands::len`].)
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// The `node_delay`, if any.
@@ -327,9 +323,9 @@ pub(crate) enum Terminal {
 /// so there are exactly two places.
 #[derive(Clone, Copy)]
 enum MacSlot {
-    /// `next_node_hop` first: `[1 + 32, 65)`.
+    /// `next_node_hop` first: [`MAC_FIRST`](at::MAC_FIRST).
     First,
-    /// After a `node_delay`: `[5 + 1 + 32, 70)`.
+    /// After a `node_delay`: [`MAC_AFTER_DELAY`](at::MAC_AFTER_DELAY).
     AfterDelay,
 }
 
@@ -398,14 +394,10 @@ impl Area {
     /// (ignored by a terminal or raw area).
     pub(crate) fn write(&self, next_mac: &[u8; MAC_LEN], out: &mut [u8; COMMANDS_LEN]) {
         *out = self.bytes;
-        const FIRST: usize = 1 + NODE_ID_LEN;
-        const AFTER_DELAY: usize = NODE_DELAY_CMD_LEN + FIRST;
         match self.mac {
             None => {}
-            Some(MacSlot::First) => *sub_mut::<FIRST, MAC_LEN, COMMANDS_LEN>(out) = *next_mac,
-            Some(MacSlot::AfterDelay) => {
-                *sub_mut::<AFTER_DELAY, MAC_LEN, COMMANDS_LEN>(out) = *next_mac;
-            }
+            Some(MacSlot::First) => *field_mut!(out, at::MAC_FIRST) = *next_mac,
+            Some(MacSlot::AfterDelay) => *field_mut!(out, at::MAC_AFTER_DELAY) = *next_mac,
         }
     }
 }

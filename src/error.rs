@@ -29,6 +29,8 @@ pub enum Input {
     RecipientId,
     /// A 16-byte SURB id.
     SurbId,
+    /// A 32-byte replay tag.
+    ReplayTag,
 }
 
 impl core::fmt::Display for Input {
@@ -44,6 +46,7 @@ impl core::fmt::Display for Input {
             Self::NodeId => "node id",
             Self::RecipientId => "recipient id",
             Self::SurbId => "SURB id",
+            Self::ReplayTag => "replay tag",
         })
     }
 }
@@ -95,7 +98,7 @@ pub enum KeyError {
     X25519LowOrder,
 }
 
-/// Why PEM text was refused (the `pem` feature; see [`crate::pem`]).
+/// Why PEM text was refused (by the `pem` module, with the `pem` feature).
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum PemError {

@@ -95,8 +95,15 @@ pub const REPLAY_TAG_LEN: usize = 32;
 /// ranges a 16,150-byte packet (the header ranges also a SURB, whose first
 /// 5,962 bytes are a header), [`surb`](layout::surb) a 6,058-byte SURB,
 /// [`block`](layout::block) one hop's 1,202-byte routing block once
-/// decrypted, [`kdf`](layout::kdf) the 160 bytes of per-hop key material.
-/// Each range is checked at compile time against the sizes above.
+/// decrypted, [`payload`](layout::payload) the enciphered payload once every
+/// layer is removed. Each range is checked at compile time against the
+/// sizes above.
+///
+/// The offsets inside secret key material (the KDF's output, a key block,
+/// [`SurbKeys`](crate::SurbKeys)' encoding) and inside the creator's own
+/// encodings (where the next-hop MAC goes in a commands area) are stated
+/// here too, but only for the library: they are no part of the API (the
+/// tools reach the KDF's through `hazmat`).
 pub mod layout {
     use core::ops::Range;
 
@@ -147,22 +154,18 @@ pub mod layout {
 
     /// Fields of a SURB after its header.
     pub mod surb {
-        use super::super::{HEADER_LEN, NODE_ID_LEN, SPRP_IV_LEN, SPRP_KEY_LEN, SURB_LEN};
+        use super::super::{HEADER_LEN, NODE_ID_LEN, SPRP_KEY_BLOCK_LEN, SURB_LEN};
         use super::{Range, at};
 
         /// The header of the reply's path.
         pub const HEADER: Range<usize> = 0..HEADER_LEN;
         /// The id of the hop the reply is sent to.
         pub const FIRST_HOP: Range<usize> = at(HEADER.end, NODE_ID_LEN);
-        /// The reply's SPRP key.
-        pub const REPLY_KEY: Range<usize> = at(FIRST_HOP.end, SPRP_KEY_LEN);
-        /// The reply's SPRP nonce.
-        pub const REPLY_IV: Range<usize> = at(REPLY_KEY.end, SPRP_IV_LEN);
         /// Reply key and nonce: the 64-byte key block that is also the last
         /// of the SURB keys.
-        pub const REPLY_KEY_BLOCK: Range<usize> = REPLY_KEY.start..REPLY_IV.end;
+        pub const REPLY_KEY_BLOCK: Range<usize> = at(FIRST_HOP.end, SPRP_KEY_BLOCK_LEN);
 
-        const _: () = assert!(REPLY_IV.end == SURB_LEN);
+        const _: () = assert!(REPLY_KEY_BLOCK.end == SURB_LEN);
     }
 
     /// One hop's decrypted 1,202-byte routing block.
@@ -178,27 +181,6 @@ pub mod layout {
         const _: () = assert!(NEXT_KEM_CIPHERTEXT.end == PER_HOP_ROUTING_LEN);
     }
 
-    /// The 160 bytes HKDF-Expand derives from one hop's shared secret.
-    pub mod kdf {
-        use super::super::{MAC_LEN, SPRP_IV_LEN, SPRP_KEY_LEN, STREAM_KEY_LEN};
-        use super::{Range, at};
-
-        /// Bytes of key material per hop.
-        pub const OUTPUT_LEN: usize = 160;
-        /// Header MAC key.
-        pub const MAC_KEY: Range<usize> = at(0, MAC_LEN);
-        /// Header stream (AES-256-CTR) key.
-        pub const STREAM_KEY: Range<usize> = at(MAC_KEY.end, STREAM_KEY_LEN);
-        /// Header stream IV, also the payload SPRP's nonce.
-        pub const STREAM_IV: Range<usize> = at(STREAM_KEY.end, SPRP_IV_LEN);
-        /// Payload SPRP (AEZ) key.
-        pub const SPRP_KEY: Range<usize> = at(STREAM_IV.end, SPRP_KEY_LEN);
-        /// Derived but not used by KEMSphinx.
-        pub const UNUSED: Range<usize> = SPRP_KEY.end..OUTPUT_LEN;
-
-        const _: () = assert!(UNUSED.start <= UNUSED.end);
-    }
-
     /// The 10,188-byte enciphered payload, once every layer is removed.
     pub mod payload {
         use super::super::{ENCRYPTED_PAYLOAD_LEN, PAYLOAD_LEN, PAYLOAD_TAG_LEN};
@@ -210,6 +192,91 @@ pub mod layout {
         pub const BODY: Range<usize> = at(TAG.end, PAYLOAD_LEN);
 
         const _: () = assert!(BODY.end == ENCRYPTED_PAYLOAD_LEN);
+    }
+
+    /// Offsets only the library uses, inside secret key material and its
+    /// own encodings (not part of the API; `hazmat::kdf_layout` re-exports
+    /// [`kdf`](internal::kdf) for the tools).
+    pub(crate) mod internal {
+        /// The 160 bytes HKDF-Expand derives from one hop's shared secret.
+        #[cfg_attr(not(feature = "hazmat"), allow(unreachable_pub))]
+        pub mod kdf {
+            use super::super::super::{MAC_LEN, SPRP_IV_LEN, SPRP_KEY_LEN, STREAM_KEY_LEN};
+            use super::super::{Range, at};
+
+            /// Bytes of key material per hop.
+            pub const OUTPUT_LEN: usize = 160;
+            /// Header MAC key.
+            pub const MAC_KEY: Range<usize> = at(0, MAC_LEN);
+            /// Header stream (AES-256-CTR) key.
+            pub const STREAM_KEY: Range<usize> = at(MAC_KEY.end, STREAM_KEY_LEN);
+            /// Header stream IV, also the payload SPRP's nonce.
+            pub const STREAM_IV: Range<usize> = at(STREAM_KEY.end, SPRP_IV_LEN);
+            /// Payload SPRP (AEZ) key.
+            pub const SPRP_KEY: Range<usize> = at(STREAM_IV.end, SPRP_KEY_LEN);
+            /// Derived but not used by KEMSphinx.
+            pub const UNUSED: Range<usize> = SPRP_KEY.end..OUTPUT_LEN;
+
+            const _: () = assert!(UNUSED.start <= UNUSED.end);
+        }
+
+        /// One 64-byte SPRP key block (the SURB's reply key block, and each
+        /// block of [`SurbKeys`](crate::SurbKeys)' encoding).
+        pub(crate) mod key_block {
+            use super::super::super::{SPRP_IV_LEN, SPRP_KEY_BLOCK_LEN, SPRP_KEY_LEN};
+            use super::super::{Range, at};
+
+            /// The AEZ key.
+            pub(crate) const KEY: Range<usize> = at(0, SPRP_KEY_LEN);
+            /// The AEZ nonce.
+            pub(crate) const NONCE: Range<usize> = at(KEY.end, SPRP_IV_LEN);
+
+            const _: () = assert!(NONCE.end == SPRP_KEY_BLOCK_LEN);
+        }
+
+        /// The 320-byte encoding of [`SurbKeys`](crate::SurbKeys): the four
+        /// hops' key blocks, last hop first, then the reply's own.
+        pub(crate) mod surb_keys {
+            use super::super::super::{HOPS, SPRP_KEY_BLOCK_LEN, SURB_KEYS_LEN};
+            use super::super::{Range, at};
+
+            /// Hop key block `i` (0..4).
+            #[must_use]
+            pub(crate) const fn hop(i: usize) -> Range<usize> {
+                at(i * SPRP_KEY_BLOCK_LEN, SPRP_KEY_BLOCK_LEN)
+            }
+            /// The reply's own key block.
+            pub(crate) const OWN: Range<usize> = at(hop(HOPS - 1).end, SPRP_KEY_BLOCK_LEN);
+
+            const _: () = assert!(OWN.end == SURB_KEYS_LEN);
+        }
+
+        /// Where the creator writes a forwarding hop's `next_node_hop` MAC
+        /// in its commands area: `next_node_hop` follows the caller's
+        /// commands, and a forwarding hop takes nothing from the caller but
+        /// a `node_delay`, so there are exactly two places.
+        pub(crate) mod commands {
+            use super::super::super::{
+                COMMANDS_LEN, MAC_LEN, NEXT_NODE_HOP_CMD_LEN, NODE_DELAY_CMD_LEN, NODE_ID_LEN,
+            };
+            use super::super::{Range, at};
+
+            /// `next_node_hop` first: after its id byte and the node id.
+            pub(crate) const MAC_FIRST: Range<usize> = at(1 + NODE_ID_LEN, MAC_LEN);
+            /// `next_node_hop` after a `node_delay`.
+            pub(crate) const MAC_AFTER_DELAY: Range<usize> =
+                at(NODE_DELAY_CMD_LEN + MAC_FIRST.start, MAC_LEN);
+
+            const _: () = assert!(
+                MAC_FIRST.end == NEXT_NODE_HOP_CMD_LEN
+                    && MAC_AFTER_DELAY.end == NODE_DELAY_CMD_LEN + NEXT_NODE_HOP_CMD_LEN
+                    && MAC_AFTER_DELAY.end <= COMMANDS_LEN
+            );
+        }
+
+        /// The version bytes every header carries, the only version this
+        /// format has.
+        pub(crate) const VERSION: [u8; super::super::VERSION_LEN] = [0, 0];
     }
 }
 

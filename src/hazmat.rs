@@ -14,7 +14,7 @@ use zeroize::Zeroizing;
 use crate::commands;
 use crate::commands::Terminal;
 use crate::error::{CommandError, Error};
-use crate::geometry::layout::kdf;
+use crate::geometry::layout::internal::kdf;
 use crate::geometry::{
     COMMANDS_LEN, HOPS, MAC_LEN, PACKET_LEN, PAYLOAD_LEN, SHARED_SECRET_LEN, SPRP_IV_LEN,
     SPRP_KEY_BLOCK_LEN, STREAM_KEY_LEN,
@@ -23,6 +23,7 @@ use crate::header::{Areas, HopSecret, Path, PathSecrets};
 use crate::kem::{PrivateKey, PublicKey};
 use crate::{Command, Commands, ReplayTag, Surb, SurbKeys, Unwrapped, hop, packet, surb};
 
+pub use crate::geometry::layout::internal::kdf as kdf_layout;
 pub use crate::kem::differential as kem_backends;
 pub use crate::kem::{Ciphertext as KemCiphertext, DebugIntermediates, SharedSecret};
 
@@ -74,7 +75,7 @@ pub fn debug_decapsulate(
 }
 
 /// The 160 bytes of per-hop key material for a shared secret; split them
-/// with [`geometry::layout::kdf`](crate::geometry::layout::kdf).
+/// with [`kdf_layout`].
 #[must_use]
 pub fn kdf(shared_secret: &[u8; SHARED_SECRET_LEN]) -> Zeroizing<[u8; kdf::OUTPUT_LEN]> {
     hop::hkdf_expand(shared_secret)

@@ -14,7 +14,7 @@ use subtle::ConstantTimeEq;
 use zeroize::{ZeroizeOnDrop, Zeroizing};
 
 use crate::bytes::field;
-use crate::geometry::layout::kdf;
+use crate::geometry::layout::internal::kdf;
 use crate::geometry::{
     KEM_CIPHERTEXT_LEN, MAC_LEN, REPLAY_TAG_LEN, SHARED_SECRET_LEN, SPRP_IV_LEN, SPRP_KEY_LEN,
     STREAM_KEY_LEN,

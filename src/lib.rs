@@ -1,5 +1,7 @@
 #![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
+// docs.rs (and CI's copy of its build) labels every feature-gated item.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![doc = include_str!("../README.md")]
 
 // One module per concept, each with its section of SPEC.md. Only
@@ -29,6 +31,11 @@ mod payload;
 pub mod pem;
 /// SURBs, replies, reply decryption (SPEC.md §5.3–§5.5).
 mod surb;
+
+/// The specification: wire format, boundary, evidence (`SPEC.md`, rendered
+/// here so that docs.rs readers can reach it). Documentation only.
+#[doc = include_str!("../SPEC.md")]
+pub mod spec {}
 
 pub use commands::{Command, Commands, NodeId, RecipientId, SurbId};
 pub use error::{CommandError, Error, Input, KeyError, PemError};

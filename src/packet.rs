@@ -14,33 +14,25 @@ use zeroize::Zeroizing;
 use crate::bytes::{field, field_mut, split_mut, sub_mut};
 use crate::commands::{Commands, NodeId, RecipientId, Route, SurbId, Terminal};
 use crate::error::{Error, Input, array_mut, array_ref};
-use crate::geometry::layout::{block, packet as at};
+use crate::geometry::layout::{block, internal, packet as at};
 use crate::geometry::{
     ENCRYPTED_REPLY_LEN, HEADER_LEN, MAC_LEN, PACKET_LEN, PAYLOAD_LEN, PER_HOP_ROUTING_LEN,
-    REPLAY_TAG_LEN, ROUTING_INFO_LEN, VERSION_LEN,
+    REPLAY_TAG_LEN, ROUTING_INFO_LEN,
 };
 use crate::header::{self, Areas, Path, PathSecrets};
 use crate::hop::{self, HeaderStream, HopKeys};
 use crate::kem::{Ciphertext, PrivateKey};
 use crate::payload::{self, Body};
 
-/// The only version this format has.
-const VERSION: [u8; VERSION_LEN] = [0, 0];
-
-/// The SHA-512/256 of a packet's KEM ciphertext. Equal tags mean a replayed
-/// packet; a mix keeps the tags it has seen and drops repeats.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ReplayTag(pub [u8; REPLAY_TAG_LEN]);
-
-impl core::fmt::Debug for ReplayTag {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "ReplayTag(")?;
-        for b in &self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        write!(f, ")")
-    }
-}
+crate::commands::identifier!(
+    /// The SHA-512/256 of a packet's KEM ciphertext. Equal tags mean a
+    /// replayed packet; a mix keeps the tags it has seen and drops repeats.
+    /// The same conversions as [`NodeId`](crate::NodeId): from and as its
+    /// 32 bytes, and from a slice of exactly 32 bytes.
+    ReplayTag,
+    REPLAY_TAG_LEN,
+    Input::ReplayTag
+);
 
 /// A packet's replay tag, from its bytes alone: one hash, no key, no KEM.
 #[must_use]
@@ -234,7 +226,7 @@ fn authenticate(
     packet: &[u8; PACKET_LEN],
     keys_for: impl FnOnce(&Ciphertext) -> Result<HopKeys, Error>,
 ) -> Result<(ReplayTag, HopKeys), Error> {
-    if *field!(packet, at::VERSION) != VERSION {
+    if *field!(packet, at::VERSION) != internal::VERSION {
         return Err(Error::Version);
     }
     let replay_tag = replay_tag(packet);

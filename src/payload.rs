@@ -10,8 +10,9 @@
 use subtle::ConstantTimeEq;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
-use crate::bytes::{field, field_mut, split, split_mut};
+use crate::bytes::{field, field_mut};
 use crate::error::Error;
+use crate::geometry::layout::internal::key_block;
 use crate::geometry::layout::payload;
 use crate::geometry::{
     ENCRYPTED_PAYLOAD_LEN, PAYLOAD_LEN, PAYLOAD_TAG_LEN, SPRP_IV_LEN, SPRP_KEY_BLOCK_LEN,
@@ -73,10 +74,9 @@ pub(crate) struct LayerKey {
 impl LayerKey {
     /// Read a 64-byte key block.
     pub(crate) fn from_block(block: &[u8; SPRP_KEY_BLOCK_LEN]) -> Self {
-        let (key, nonce) = split(block);
         Self {
-            key: *key,
-            nonce: *nonce,
+            key: *field!(block, key_block::KEY),
+            nonce: *field!(block, key_block::NONCE),
         }
     }
 
@@ -90,8 +90,8 @@ impl LayerKey {
 
     /// Write the 64-byte key block.
     pub(crate) fn write_block(&self, out: &mut [u8; SPRP_KEY_BLOCK_LEN]) {
-        let (key, nonce) = split_mut(out);
-        (*key, *nonce) = (self.key, self.nonce);
+        *field_mut!(out, key_block::KEY) = self.key;
+        *field_mut!(out, key_block::NONCE) = self.nonce;
     }
 
     /// The layer this key stands for.

@@ -9,9 +9,10 @@ use core::fmt;
 use rand_core::CryptoRng;
 use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
 
-use crate::bytes::{field, field_mut, split_mut, sub, sub_mut};
+use crate::bytes::{field, field_mut, split_mut};
 use crate::commands::{NodeId, Terminal};
 use crate::error::{Error, Input, array_mut, array_ref};
+use crate::geometry::layout::internal::{self, surb_keys};
 use crate::geometry::layout::{packet, surb as at};
 use crate::geometry::{
     ENCRYPTED_REPLY_LEN, HEADER_LEN, HOPS, PACKET_LEN, PAYLOAD_LEN, SPRP_KEY_BLOCK_LEN,
@@ -36,7 +37,7 @@ impl Surb {
     /// # Errors
     /// [`Error::Version`] if the header's version bytes are not `00 00`.
     pub fn from_bytes(bytes: &[u8; SURB_LEN]) -> Result<Self, Error> {
-        if *field!(bytes, packet::VERSION) != [0, 0] {
+        if *field!(bytes, packet::VERSION) != internal::VERSION {
             return Err(Error::Version);
         }
         Ok(Self(*bytes))
@@ -94,32 +95,34 @@ pub struct SurbKeys {
 
 impl SurbKeys {
     /// Accept 320 key bytes.
+    ///
+    /// Infallible, unlike [`Surb::from_bytes`]: every 320 bytes are five
+    /// valid key blocks (nothing in them can be checked), whereas a SURB
+    /// carries a version field that must be `00 00`. The length is the
+    /// type's; from a slice, `TryFrom<&[u8]>` refuses any other length.
     #[must_use]
     pub fn from_bytes(bytes: &[u8; SURB_KEYS_LEN]) -> Self {
-        const B: usize = SPRP_KEY_BLOCK_LEN;
         Self {
             hops: [
-                LayerKey::from_block(sub::<0, B, SURB_KEYS_LEN>(bytes)),
-                LayerKey::from_block(sub::<B, B, SURB_KEYS_LEN>(bytes)),
-                LayerKey::from_block(sub::<{ 2 * B }, B, SURB_KEYS_LEN>(bytes)),
-                LayerKey::from_block(sub::<{ 3 * B }, B, SURB_KEYS_LEN>(bytes)),
+                LayerKey::from_block(field!(bytes, surb_keys::hop(0))),
+                LayerKey::from_block(field!(bytes, surb_keys::hop(1))),
+                LayerKey::from_block(field!(bytes, surb_keys::hop(2))),
+                LayerKey::from_block(field!(bytes, surb_keys::hop(3))),
             ],
-            own: LayerKey::from_block(sub::<{ 4 * B }, B, SURB_KEYS_LEN>(bytes)),
+            own: LayerKey::from_block(field!(bytes, surb_keys::OWN)),
         }
     }
 
     /// The 320 key bytes (secret: zeroized when dropped).
     #[must_use]
     pub fn to_bytes(&self) -> Zeroizing<[u8; SURB_KEYS_LEN]> {
-        const B: usize = SPRP_KEY_BLOCK_LEN;
         let mut out = Zeroizing::new([0u8; SURB_KEYS_LEN]);
         let [h0, h1, h2, h3] = &self.hops;
-        h0.write_block(sub_mut::<0, B, SURB_KEYS_LEN>(&mut out));
-        h1.write_block(sub_mut::<B, B, SURB_KEYS_LEN>(&mut out));
-        h2.write_block(sub_mut::<{ 2 * B }, B, SURB_KEYS_LEN>(&mut out));
-        h3.write_block(sub_mut::<{ 3 * B }, B, SURB_KEYS_LEN>(&mut out));
-        self.own
-            .write_block(sub_mut::<{ 4 * B }, B, SURB_KEYS_LEN>(&mut out));
+        h0.write_block(field_mut!(&mut *out, surb_keys::hop(0)));
+        h1.write_block(field_mut!(&mut *out, surb_keys::hop(1)));
+        h2.write_block(field_mut!(&mut *out, surb_keys::hop(2)));
+        h3.write_block(field_mut!(&mut *out, surb_keys::hop(3)));
+        self.own.write_block(field_mut!(&mut *out, surb_keys::OWN));
         out
     }
 

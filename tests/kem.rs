@@ -13,9 +13,7 @@ mod common;
 
 use common::rng;
 use kemsphinx::geometry::{KEM_CIPHERTEXT_LEN, PUBLIC_KEY_LEN};
-use kemsphinx::hazmat::kem_backends::{
-    self as differential, Backend, BackendPrivateKey, BackendPublicKey,
-};
+use kemsphinx::hazmat::kem_backends::{self as differential, Backend};
 use kemsphinx::{Error, KeyError, PrivateKey, PublicKey, Surb, SurbKeys, hazmat};
 use kemsphinx_support::small_order_encodings;
 
@@ -205,10 +203,11 @@ fn the_selected_backend_is_the_one_the_features_name() {
     // secrets as the hazmat key on it.
     let seed = [0x3c; 96];
     let key = PrivateKey::from_seed(&seed);
-    let same = BackendPrivateKey::from_seed(Backend::SELECTED, &seed);
-    assert_eq!(*key.to_bytes(), *same.to_bytes());
+    let same = differential::private_key(Backend::SELECTED, &seed);
+    assert_eq!(*key.to_bytes(), *same);
     let (ct, ss) = hazmat::encapsulate(key.public_key(), &mut rng(9)).unwrap();
-    assert_eq!(same.decapsulate(&ct).unwrap().as_bytes(), ss.as_bytes());
+    let on_selected = differential::decapsulate(Backend::SELECTED, &same, &ct).unwrap();
+    assert_eq!(on_selected.as_bytes(), ss.as_bytes());
 }
 
 /// What `x25519_asm_active` must say in this build on this CPU: the
@@ -372,30 +371,41 @@ fn every_backend_refuses_the_same_keys_and_ciphertexts() {
     let key = PrivateKey::generate(&mut rng);
     let (ct, _) = hazmat::encapsulate(key.public_key(), &mut rng).unwrap();
     for &b in Backend::ALL {
-        let on_b = BackendPrivateKey::from_bytes(b, &key.to_bytes()).unwrap();
-        assert_eq!(on_b.public_key_bytes(), key.public_key().to_bytes());
+        let private = key.to_bytes();
+        assert_eq!(
+            differential::load_private_key(b, &private).unwrap(),
+            private
+        );
+        assert_eq!(
+            differential::public_key(b, &private),
+            Ok(key.public_key().to_bytes())
+        );
         for point in small_order_encodings().into_iter().map(|p| p.u) {
             let mut bytes = key.public_key().to_bytes();
             bytes[..32].copy_from_slice(&point);
             assert_eq!(
-                BackendPublicKey::from_bytes(b, &bytes).err(),
+                differential::load_public_key(b, &bytes).err(),
                 Some(Error::Key(KeyError::X25519LowOrder))
             );
             let mut bad = ct;
             bad[..32].copy_from_slice(&point);
-            assert_eq!(on_b.decapsulate(&bad).err(), Some(Error::Kem), "{b:?}");
+            assert_eq!(
+                differential::decapsulate(b, &private, &bad).err(),
+                Some(Error::Kem),
+                "{b:?}"
+            );
         }
         let mut bytes = key.public_key().to_bytes();
         bytes[32] = 0xff;
         bytes[33] |= 0x0f;
         assert_eq!(
-            BackendPublicKey::from_bytes(b, &bytes).err(),
+            differential::load_public_key(b, &bytes).err(),
             Some(Error::Key(KeyError::MlKemEncapsulationKey))
         );
         let mut inconsistent = *key.to_bytes();
         inconsistent[1_000] ^= 1;
         assert_eq!(
-            BackendPrivateKey::from_bytes(b, &inconsistent).err(),
+            differential::load_private_key(b, &inconsistent).err(),
             Some(Error::Key(KeyError::Inconsistent))
         );
     }

@@ -25,9 +25,7 @@
 )]
 
 use kemsphinx::geometry::{KEM_CIPHERTEXT_LEN, KEY_SEED_LEN, PRIVATE_KEY_LEN, PUBLIC_KEY_LEN};
-use kemsphinx::hazmat::kem_backends::{
-    self as differential, Backend, BackendPrivateKey, BackendPublicKey,
-};
+use kemsphinx::hazmat::kem_backends::{self as differential, Backend};
 use kemsphinx::hazmat::{KemCiphertext as Ciphertext, debug_decapsulate};
 use kemsphinx::{Error, KeyError, PrivateKey, hazmat};
 use proptest::prelude::*;
@@ -60,9 +58,9 @@ fn small_order_points() -> Vec<[u8; 32]> {
 /// every intermediate, or the error.
 type Decapsulated = Result<[[u8; 32]; 7], Error>;
 
-fn decapsulated(key: &BackendPrivateKey, ct: &Ciphertext) -> Decapsulated {
-    let plain = key.decapsulate(ct).map(|ss| *ss.as_bytes());
-    let debug = key.debug_decapsulate(ct).map(|d| {
+fn decapsulated(b: Backend, key: &[u8; PRIVATE_KEY_LEN], ct: &Ciphertext) -> Decapsulated {
+    let plain = differential::decapsulate(b, key, ct).map(|ss| *ss.as_bytes());
+    let debug = differential::debug_decapsulate(b, key, ct).map(|d| {
         [
             d.x25519_adapter_shared_secret,
             d.mlkem_shared_secret,
@@ -122,22 +120,16 @@ proptest! {
         small in 0usize..14,
         key_flip in (0..PRIVATE_KEY_LEN, 1..=255u8),
     ) {
-        let keys: Vec<BackendPrivateKey> = Backend::ALL
-            .iter()
-            .map(|&b| BackendPrivateKey::from_seed(b, &seed))
-            .collect();
-        let on = |b: Backend| &keys[Backend::ALL.iter().position(|&x| x == b).unwrap()];
-
         // 1. Encodings, and the public API.
-        let private = same("private key", |b| *on(b).to_bytes());
-        let public = same("public key", |b| on(b).public_key_bytes());
+        let private = same("private key", |b| *differential::private_key(b, &seed));
+        let public = same("public key", |b| differential::public_key(b, &private)).unwrap();
         let api = PrivateKey::from_seed(&seed);
         prop_assert_eq!(*api.to_bytes(), private);
         prop_assert_eq!(api.public_key().to_bytes(), public);
 
         // 2. Loading, as encoded and mutated.
         let loaded = same("load private", |b| {
-            BackendPrivateKey::from_bytes(b, &private).map(|k| *k.to_bytes())
+            differential::load_private_key(b, &private).map(|k| *k)
         });
         prop_assert_eq!(loaded, Ok(private));
         // A flipped X25519 secret or z is another valid key (the
@@ -146,7 +138,7 @@ proptest! {
         let mut bad_private = private;
         bad_private[key_flip.0] ^= key_flip.1;
         let loaded = same("load mutated private", |b| {
-            BackendPrivateKey::from_bytes(b, &bad_private).map(|k| *k.to_bytes())
+            differential::load_private_key(b, &bad_private).map(|k| *k)
         });
         if key_flip.0 < 32 || key_flip.0 >= PRIVATE_KEY_LEN - 32 {
             prop_assert_eq!(loaded, Ok(bad_private));
@@ -156,7 +148,7 @@ proptest! {
         let mut bad_public = public;
         bad_public[key_flip.0 % PUBLIC_KEY_LEN] ^= key_flip.1;
         let loaded = same("load mutated public", |b| {
-            BackendPublicKey::from_bytes(b, &bad_public).map(|k| k.to_bytes())
+            differential::load_public_key(b, &bad_public)
         });
         prop_assert!(
             loaded == Ok(bad_public)
@@ -168,9 +160,7 @@ proptest! {
 
         // 3. Deterministic encapsulation.
         let (ct, ss) = same("encapsulate", |b| {
-            BackendPublicKey::from_bytes(b, &public)
-                .unwrap()
-                .encapsulate_deterministic(&ephemeral, &m)
+            differential::encapsulate_deterministic(b, &public, &ephemeral, &m)
                 .map(|(ct, ss)| (ct, *ss.as_bytes()))
         })
         .unwrap();
@@ -179,7 +169,7 @@ proptest! {
         prop_assert_eq!(*api_ss.as_bytes(), ss);
 
         // 4. Decapsulation: valid, mutated, random and small-order X25519.
-        let valid = same("decapsulate valid", |b| decapsulated(on(b), &ct));
+        let valid = same("decapsulate valid", |b| decapsulated(b, &private, &ct));
         prop_assert_eq!(valid.unwrap()[6], ss);
         prop_assert_eq!(debug_decapsulate(&api, &ct).unwrap().shared_secret, ss);
 
@@ -187,17 +177,17 @@ proptest! {
         for &(at, mask) in &flips {
             mutated[at] ^= mask;
         }
-        let got = same("decapsulate mutated", |b| decapsulated(on(b), &mutated));
+        let got = same("decapsulate mutated", |b| decapsulated(b, &private, &mutated));
         prop_assert_eq!(got.map(|d| d[6]), hazmat::decapsulate(&api, &mutated).map(|s| *s.as_bytes()));
 
         let mut random = ct;
         random[..32].copy_from_slice(&random_x);
-        let got = same("decapsulate random X25519 half", |b| decapsulated(on(b), &random));
+        let got = same("decapsulate random X25519 half", |b| decapsulated(b, &private, &random));
         prop_assert!(got.is_ok() || small_order_points().contains(&random_x));
 
         let mut low = mutated;
         low[..32].copy_from_slice(&small_order_points()[small]);
-        let got = same("decapsulate small-order X25519 half", |b| decapsulated(on(b), &low));
+        let got = same("decapsulate small-order X25519 half", |b| decapsulated(b, &private, &low));
         prop_assert_eq!(got, Err(Error::Kem));
     }
 

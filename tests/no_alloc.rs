@@ -1,5 +1,5 @@
 //! The packet paths never touch the heap: a counting global allocator
-//! watches this thread while it creates, unwraps, replies and decrypts.
+//! (`allocation-counter`) watches this thread while it creates, unwraps, replies and decrypts.
 
 // Tests unwrap, index and panic freely; the library denies all of this.
 #![allow(
@@ -11,51 +11,16 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use common::{commands, deliver_to, nodes, path, payload, reply_to, rng};
 use kemsphinx::geometry::{ENCRYPTED_REPLY_LEN, PACKET_LEN};
 use kemsphinx::{Action, create_packet, create_surb, unwrap};
 
-/// Counts allocations made by threads that asked to be watched.
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    static WATCHED: Cell<bool> = const { Cell::new(false) };
-}
-
-// SAFETY: defers every call to the system allocator unchanged. (The crate
-// itself forbids unsafe code; only this test harness needs it.)
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if WATCHED.with(Cell::get) {
-            ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Allocations made by `f` on this thread.
-fn allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
-    WATCHED.with(|w| w.set(true));
-    let out = f();
-    WATCHED.with(|w| w.set(false));
-    (out, ALLOCATIONS.load(Ordering::SeqCst) - before)
+/// Allocations made by `f` on this thread (the `allocation-counter`
+/// crate's global allocator counts them).
+fn allocations<T>(f: impl FnOnce() -> T) -> (T, u64) {
+    let mut out = None;
+    let info = allocation_counter::measure(|| out = Some(f()));
+    (out.unwrap(), info.count_total)
 }
 
 #[test]

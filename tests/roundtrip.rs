@@ -46,7 +46,7 @@ fn walk(nodes: &[common::Node], packet: &mut [u8; PACKET_LEN], delays: [u32; 3])
                 assert_eq!(next_hop, nodes[i + 1].id);
                 assert_eq!(delay, Some(delays[i]));
                 assert_eq!(out.commands.len(), 2);
-                assert!(!out.commands.is_empty());
+                assert!((1..=4).contains(&out.commands.len()));
                 continue;
             }
             Action::Deliver { recipient, payload } => {

@@ -125,13 +125,11 @@ pub(crate) enum Uv<'a> {
 }
 
 impl<'a> Parts<'a> {
-    /// Split `buf`; `None` if it is shorter than 32 bytes (AEZ-tiny's).
-    pub(crate) fn split(buf: &'a mut [u8]) -> Option<Self> {
-        let (body, xy) = buf.split_last_chunk_mut::<32>()?;
-        let (xy, _) = xy.as_chunks_mut::<16>();
-        let [x, y] = xy else {
-            return None;
-        };
+    /// The parts of `body ‖ x ‖ y`, an input of 32 bytes or more whose last
+    /// two blocks are already split off (the dispatcher does that, so that
+    /// the length is proved by the types: no AEZ-core routine can be handed
+    /// a shorter input, and none has an early return).
+    pub(crate) fn new(body: &'a mut [u8], x: &'a mut Blk, y: &'a mut Blk) -> Self {
         let (blocks, frag) = body.as_chunks_mut::<16>();
         let (pairs, odd) = blocks.as_chunks_mut::<2>();
         let uv = match (odd.first_mut(), frag.is_empty()) {
@@ -139,10 +137,42 @@ impl<'a> Parts<'a> {
             (None, false) => Uv::Short(frag),
             (None, true) => Uv::Empty,
         };
-        Some(Self {
+        Self {
             pairs,
             ends: Ends { uv, x, y },
-        })
+        }
+    }
+}
+
+/// An AEZ-tiny input: 1 to 31 bytes, checked when it is made, so that
+/// AEZ-tiny itself has no length to refuse.
+pub(crate) struct Tiny<'a> {
+    bytes: &'a mut [u8],
+    /// `|M|` in bits: 8 to 248.
+    bits: u32,
+}
+
+impl<'a> Tiny<'a> {
+    /// `buf` as an AEZ-tiny input, or `None` if it is empty or 32 bytes or
+    /// longer.
+    pub(crate) fn new(buf: &'a mut [u8]) -> Option<Self> {
+        match u32::try_from(buf.len()) {
+            Ok(len @ 1..32) => Some(Self {
+                bytes: buf,
+                bits: len * 8,
+            }),
+            _ => None,
+        }
+    }
+
+    /// `|M|` in bits, 8 to 248.
+    pub(crate) fn bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// The bytes.
+    pub(crate) fn bytes(&mut self) -> &mut [u8] {
+        self.bytes
     }
 }
 

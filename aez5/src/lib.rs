@@ -1,5 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![no_std]
+// docs.rs (and CI's copy of its build) labels every feature-gated item.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_code)]
 #![deny(
     clippy::undocumented_unsafe_blocks,
@@ -45,12 +47,22 @@ use keys::Keys;
 /// derived from it, plus the implementation chosen for this CPU.
 ///
 /// Wiped on drop; its `Debug` shows only the implementation in use.
-#[derive(Zeroize, ZeroizeOnDrop)]
+#[derive(Zeroize)]
 pub struct Aez {
     keys: Keys,
     #[zeroize(skip)]
     path: Path,
 }
+
+impl Drop for Aez {
+    fn drop(&mut self) {
+        self.zeroize();
+    }
+}
+
+/// Written out rather than derived: the derive's impl is hidden from the
+/// documentation, and users check for this trait there.
+impl ZeroizeOnDrop for Aez {}
 
 /// The implementation of AEZ-core an [`Aez`] uses; see [`Aez::backend`].
 /// All of them compute the same function.
@@ -151,13 +163,23 @@ impl Aez {
         self.crypt(Tweak::Nonce(nonce), buf, Dir::Decipher);
     }
 
-    /// `Encipher(K, T, X)` or `Decipher(K, T, Y)` in place.
+    /// `Encipher(K, T, X)` or `Decipher(K, T, Y)` in place. The length is
+    /// decided here, once, and handed on as a type: AEZ-core gets the
+    /// [`Parts`](block::Parts) of an input of 32 bytes or more (its last two
+    /// blocks split off as arrays), AEZ-tiny a [`Tiny`](block::Tiny) of 1 to
+    /// 31 bytes, so that no routine has a length it could refuse; only the
+    /// empty input is left as it is (the SPRP on the empty string).
     fn crypt(&self, tweak: Tweak<'_>, buf: &mut [u8], dir: Dir) {
-        match (buf.len(), self.path) {
-            (0, _) => {}
-            (1..32, _) => self.keys.tiny(&tweak.delta(&self.keys), buf, dir),
-            (_, Path::Portable) => self.keys.core(&tweak.delta(&self.keys), buf, dir),
-            (_, Path::Fast(f)) => f.crypt(&self.keys, tweak, buf, dir),
+        if let Some((rest, y)) = buf.split_last_chunk_mut::<16>()
+            && let Some((body, x)) = rest.split_last_chunk_mut::<16>()
+        {
+            let parts = block::Parts::new(body, x, y);
+            match self.path {
+                Path::Portable => self.keys.core(&tweak.delta(&self.keys), parts, dir),
+                Path::Fast(f) => f.crypt(&self.keys, tweak, parts, dir),
+            }
+        } else if let Some(tiny) = block::Tiny::new(buf) {
+            self.keys.tiny(&tweak.delta(&self.keys), tiny, dir);
         }
     }
 }

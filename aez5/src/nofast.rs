@@ -2,6 +2,7 @@
 //! architectures, `--cfg aes_backend="soft"`, `--cfg aez_backend="portable"`):
 //! an uninhabited type, so the portable path is the only one.
 
+use crate::block::Parts;
 use crate::keys::Keys;
 use crate::{Backend, Dir, Tweak};
 
@@ -22,7 +23,7 @@ impl Fast {
         match self {}
     }
 
-    pub(crate) fn crypt(self, _: &Keys, _: Tweak<'_>, _: &mut [u8], _: Dir) {
+    pub(crate) fn crypt(self, _: &Keys, _: Tweak<'_>, _: Parts<'_>, _: Dir) {
         match self {}
     }
 }

@@ -12,7 +12,7 @@
     clippy::cast_possible_truncation
 )]
 
-use aez5::{Aez, Backend, Error};
+use aez5::{Aez, Error};
 
 fn pattern(len: usize, seed: u8) -> Vec<u8> {
     (0..len)
@@ -29,17 +29,8 @@ fn lengths() -> impl Iterator<Item = usize> {
         .chain([2080, 4096, 4127, 4128, 4129, 10188, 16118, 16150])
 }
 
-fn implementations(key: &[u8; 48]) -> Vec<Aez> {
-    [
-        Backend::Portable,
-        Backend::AesNi,
-        Backend::Vaes,
-        Backend::Vaes512,
-    ]
-    .into_iter()
-    .filter_map(|b| Aez::with_backend(key, b))
-    .collect()
-}
+mod common;
+use common::all as implementations;
 
 #[test]
 fn decipher_inverts_encipher() {
@@ -187,4 +178,23 @@ fn debug_hides_key() {
     let s = format!("{aez:?}");
     assert_eq!(s, format!("Aez {{ backend: {:?}, .. }}", aez.backend()));
     assert!(!s.contains("171"), "a key byte (0xab = 171) printed");
+}
+
+/// `Aez::zeroize` wipes every key-derived value: the instance then holds
+/// the keys of the all-zero key (all of them linear in `I`, `J`, `L`, so
+/// all zero), and enciphers as a fresh instance on 48 zero bytes does, on
+/// every path.
+#[test]
+fn zeroize_wipes_the_keys() {
+    use zeroize::Zeroize;
+    for mut aez in implementations(&[0x5a; 48]) {
+        let zero = Aez::with_backend(&[0; 48], aez.backend()).unwrap();
+        aez.zeroize();
+        for len in [1, 16, 31, 32, 100, 1000] {
+            let (mut a, mut b) = (pattern(len, 9), pattern(len, 9));
+            aez.encipher(&[3; 16], &mut a);
+            zero.encipher(&[3; 16], &mut b);
+            assert_eq!(a, b, "{:?}, length {len}", aez.backend());
+        }
+    }
 }

@@ -15,24 +15,13 @@
     clippy::cast_possible_truncation
 )]
 
-use aez5::{Aez, Backend};
 use proptest::prelude::*;
 
 /// The longest input compared: one KEMSphinx packet.
 const MAX: usize = 16_150;
 
-/// Every implementation this CPU and build have, portable first.
-fn all(key: &[u8; 48]) -> Vec<Aez> {
-    [
-        Backend::Portable,
-        Backend::AesNi,
-        Backend::Vaes,
-        Backend::Vaes512,
-    ]
-    .into_iter()
-    .filter_map(|b| Aez::with_backend(key, b))
-    .collect()
-}
+mod common;
+use common::all;
 
 /// `len` bytes from a seed (xorshift), so that long inputs cost proptest
 /// nothing to generate or shrink.

@@ -3,13 +3,19 @@
 
 use std::ops::Range;
 
-use kemsphinx::geometry::layout::kdf;
-use kemsphinx::geometry::{PACKET_LEN, SHARED_SECRET_LEN, X25519_LEN};
+use aez5::Aez;
+use kemsphinx::geometry::{PACKET_LEN, SHARED_SECRET_LEN, STREAM_LEN, X25519_LEN};
+use kemsphinx::hazmat::kdf_layout as kdf;
 use kemsphinx::{Action, Command, NodeId, PrivateKey, hazmat, replay_tag, unwrap};
 use kemsphinx_support::encoded;
 use serde_json::{Value, json};
 
-use crate::generate::hex;
+use crate::json::{array, bytes};
+
+/// Lowercase hex, the corpus encoding.
+pub(crate) fn hex(bytes: impl AsRef<[u8]>) -> Value {
+    Value::String(hex::encode(bytes))
+}
 
 /// A `kdf` case's fields: the parts of the 160-byte output by name.
 pub(crate) const KDF_FIELDS: [(&str, Range<usize>); 4] = [
@@ -18,6 +24,65 @@ pub(crate) const KDF_FIELDS: [(&str, Range<usize>); 4] = [
     ("header_encryption_iv", kdf::STREAM_IV),
     ("payload_encryption_key", kdf::SPRP_KEY),
 ];
+
+/// The fields a primitive case's inputs determine, by name: computed here
+/// once for the generator, which writes them, and the runner, which
+/// compares them with the case's. `aez`: `ciphertext` (and, when the case
+/// has one, `plaintext` deciphered from it); `kdf`: `okm` and its parts;
+/// `stream`: `keystream` (as long as the case's, else a hop's 6,010
+/// bytes); `mac`; `replay_tag`; `kem` `derive_key_pair`: both keys.
+///
+/// # Errors
+/// A missing or malformed input field, or an unknown kind.
+pub(crate) fn computed(kind: &str, case: &Value) -> Result<Vec<(&'static str, Vec<u8>)>, String> {
+    Ok(match kind {
+        "aez" => {
+            let aez = Aez::new(&array(case, "key")?);
+            let nonce = array(case, "nonce")?;
+            let mut out = bytes(case, "plaintext")?;
+            aez.encipher(&nonce, &mut out);
+            let mut fields = vec![("ciphertext", out)];
+            if case.get("ciphertext").is_some() {
+                let mut back = bytes(case, "ciphertext")?;
+                aez.decipher(&nonce, &mut back);
+                fields.push(("plaintext", back));
+            }
+            fields
+        }
+        "kdf" => {
+            let okm = hazmat::kdf(&array(case, "ikm")?);
+            let part = |range: Range<usize>| okm.get(range).unwrap_or_default().to_vec();
+            let mut fields = vec![("okm", okm.to_vec())];
+            fields.extend(KDF_FIELDS.map(|(name, range)| (name, part(range))));
+            fields
+        }
+        "stream" => {
+            let len = case.get("keystream").map_or(Ok(STREAM_LEN), |_| {
+                bytes(case, "keystream").map(|k| k.len())
+            })?;
+            let mut keystream = vec![0u8; len];
+            hazmat::keystream(&array(case, "key")?, &array(case, "iv")?, &mut keystream);
+            vec![("keystream", keystream)]
+        }
+        "mac" => {
+            let mac = hazmat::mac(&array(case, "key")?, &bytes(case, "message")?);
+            vec![("mac", mac.to_vec())]
+        }
+        "replay_tag" => {
+            let tag = hazmat::replay_tag_of(&array(case, "kem_ciphertext")?);
+            vec![("replay_tag", tag.0.to_vec())]
+        }
+        "derive_key_pair" => {
+            let key = PrivateKey::from_seed(&array(case, "seed")?);
+            let public = key.public_key().as_bytes().to_vec();
+            vec![
+                ("public_key", public),
+                ("private_key", key.to_bytes().to_vec()),
+            ]
+        }
+        other => return Err(format!("no computed fields for `{other}`")),
+    })
+}
 
 /// A `decapsulate` case's `shared_secret` and, for a `combiner` case,
 /// every intermediate of the combiner before it, by field name.

@@ -7,7 +7,9 @@
 //! result printed: the commands, the action, the next hop and the outgoing
 //! packet's replay tag, or the error class and why.
 
+use std::ffi::OsString;
 use std::fmt::Write as _;
+use std::path::Path;
 use std::process::ExitCode;
 
 use std::ops::Range;
@@ -44,47 +46,29 @@ pub struct Inspection {
 /// # Errors
 /// When `input` is neither a packet nor a SURB by length.
 pub fn inspect(input: &[u8], key: Option<&PrivateKey>) -> Result<Inspection, String> {
-    let mut text = String::new();
-    let packet: Result<Box<[u8; PACKET_LEN]>, kemsphinx::Error> = match input.len() {
-        PACKET_LEN => {
-            let _ = writeln!(text, "packet, {PACKET_LEN} bytes");
-            header(&mut text, input);
-            row(
-                &mut text,
-                layout::packet::PAYLOAD,
-                "payload",
-                &format!("{ENCRYPTED_PAYLOAD_LEN} bytes, enciphered"),
-            );
-            kemsphinx::packet_mut(&mut input.to_vec()).map(|p| Box::new(*p))
-        }
-        SURB_LEN => {
-            let _ = writeln!(text, "SURB, {SURB_LEN} bytes");
-            header(&mut text, input);
-            let first = input.get(layout::surb::FIRST_HOP).unwrap_or_default();
-            row(
-                &mut text,
-                layout::surb::FIRST_HOP,
-                "first hop",
-                &hex::encode(first),
-            );
-            row(
-                &mut text,
-                layout::surb::REPLY_KEY_BLOCK,
-                "reply key",
-                "64 bytes (the reply's payload key and IV; not shown)",
-            );
-            Surb::try_from(input).map(|surb| {
-                let mut reply = Box::new([0u8; PACKET_LEN]);
-                surb.reply(&[0u8; PAYLOAD_LEN], &mut reply);
-                reply
-            })
-        }
+    let packet = match input.len() {
+        PACKET_LEN => kemsphinx::packet_mut(&mut input.to_vec()).map(|p| Box::new(*p)),
+        SURB_LEN => Surb::try_from(input).map(|surb| {
+            let mut reply = Box::new([0u8; PACKET_LEN]);
+            surb.reply(&[0u8; PAYLOAD_LEN], &mut reply);
+            reply
+        }),
         n => {
             return Err(format!(
                 "{n} bytes: neither a packet ({PACKET_LEN}) nor a SURB ({SURB_LEN})"
             ));
         }
     };
+    let what = if input.len() == SURB_LEN {
+        "SURB"
+    } else {
+        "packet"
+    };
+    let mut text = format!("{what}, {} bytes\n", input.len());
+    for (range, field, value) in layout_rows(input) {
+        let at = format!("[{},{})", range.start, range.end);
+        let _ = writeln!(text, "  {at:<14} {field:<18} {value}");
+    }
     replay_tag_line(&mut text, input);
     let Some(key) = key else {
         return Ok(Inspection {
@@ -114,59 +98,50 @@ pub fn inspect(input: &[u8], key: Option<&PrivateKey>) -> Result<Inspection, Str
     Ok(Inspection { text, output, ok })
 }
 
-/// One line of the layout: byte range, field, value.
-fn row(text: &mut String, range: Range<usize>, field: &str, value: &str) {
-    let _ = writeln!(
-        text,
-        "  {:<14} {field:<18} {value}",
-        format!("[{},{})", range.start, range.end)
-    );
-}
-
-/// The header fields, common to packets and SURBs.
-fn header(text: &mut String, input: &[u8]) {
+/// The layout of a packet or SURB: byte range, field, value.
+fn layout_rows(input: &[u8]) -> Vec<(Range<usize>, &'static str, String)> {
+    use layout::{packet as p, surb as s};
     let field = |range: Range<usize>| input.get(range).unwrap_or_default();
-    let version = field(layout::packet::VERSION);
+    let version = field(p::VERSION);
     let verdict = if version == [0, 0] {
         "(ok)"
     } else {
         "(unknown: refused with err_version)"
     };
-    row(
-        text,
-        layout::packet::VERSION,
-        "version",
-        &format!("{} {verdict}", hex::encode(version)),
-    );
-    row(
-        text,
-        layout::packet::KEM_X25519,
-        "X25519 ephemeral",
-        &hex::encode(field(layout::packet::KEM_X25519)),
-    );
-    let mlkem = field(layout::packet::KEM_MLKEM);
-    row(
-        text,
-        layout::packet::KEM_MLKEM,
-        "ML-KEM ciphertext",
-        &format!(
-            "{}… ({} bytes)",
-            hex::encode(mlkem.get(..16).unwrap_or_default()),
-            mlkem.len()
+    let mlkem = field(p::KEM_MLKEM);
+    let mlkem_head = hex::encode(mlkem.get(..16).unwrap_or_default());
+    let mut rows = vec![
+        (
+            p::VERSION,
+            "version",
+            format!("{} {verdict}", hex::encode(version)),
         ),
-    );
-    row(
-        text,
-        layout::packet::ROUTING_INFO,
-        "routing info",
-        &format!("{ROUTING_INFO_LEN} bytes, encrypted"),
-    );
-    row(
-        text,
-        layout::packet::MAC,
-        "MAC",
-        &hex::encode(field(layout::packet::MAC)),
-    );
+        (
+            p::KEM_X25519,
+            "X25519 ephemeral",
+            hex::encode(field(p::KEM_X25519)),
+        ),
+        (
+            p::KEM_MLKEM,
+            "ML-KEM ciphertext",
+            format!("{mlkem_head}… ({} bytes)", mlkem.len()),
+        ),
+        (
+            p::ROUTING_INFO,
+            "routing info",
+            format!("{ROUTING_INFO_LEN} bytes, encrypted"),
+        ),
+        (p::MAC, "MAC", hex::encode(field(p::MAC))),
+    ];
+    if input.len() == SURB_LEN {
+        let key = "64 bytes (the reply's payload key and IV; not shown)".to_owned();
+        rows.push((s::FIRST_HOP, "first hop", hex::encode(field(s::FIRST_HOP))));
+        rows.push((s::REPLY_KEY_BLOCK, "reply key", key));
+    } else {
+        let payload = format!("{ENCRYPTED_PAYLOAD_LEN} bytes, enciphered");
+        rows.push((p::PAYLOAD, "payload", payload));
+    }
+    rows
 }
 
 /// The replay tag a mix records for this header: SHA-512/256 of its KEM
@@ -275,7 +250,7 @@ fn unwrap_report(
 
 /// `kemsphinx inspect FILE [--key KEYFILE] [--out FILE]`.
 #[must_use]
-pub fn main(args: &[String]) -> ExitCode {
+pub fn main(args: &[OsString]) -> ExitCode {
     match run(args) {
         Ok(ok) => {
             if ok {
@@ -292,35 +267,37 @@ pub fn main(args: &[String]) -> ExitCode {
 }
 
 /// Parse the arguments, inspect, print, write `--out`.
-fn run(args: &[String]) -> Result<bool, String> {
+fn run(args: &[OsString]) -> Result<bool, String> {
     let (mut file, mut key, mut out) = (None, None, None);
-    let mut it = args.iter();
+    let mut it = args.iter().map(Path::new);
     while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--key" => key = Some(it.next().ok_or("--key needs a file")?),
-            "--out" => out = Some(it.next().ok_or("--out needs a file")?),
-            other if other.starts_with("--") => return Err(format!("unknown option {other}")),
-            other if file.is_none() => file = Some(other.to_owned()),
-            other => return Err(format!("unexpected argument {other}")),
+        match arg.to_str() {
+            Some("--key") => key = Some(it.next().ok_or("--key needs a file")?),
+            Some("--out") => out = Some(it.next().ok_or("--out needs a file")?),
+            Some(other) if other.starts_with("--") => {
+                return Err(format!("unknown option {other}"));
+            }
+            _ if file.is_none() => file = Some(arg),
+            _ => return Err(format!("unexpected argument {}", arg.display())),
         }
     }
     let file = file.ok_or("missing FILE")?;
-    let (input, encoding) = hex_or_binary(&read_input(&file)?);
-    let key = key.map(|k| read_private_key(k)).transpose()?;
+    let (input, encoding) = hex_or_binary(&read_input(file)?);
+    let key = key.map(read_private_key).transpose()?;
     let found = inspect(&input, key.as_ref())?;
     let encoded = match encoding {
         Encoding::Hex => "hex",
         Encoding::Binary => "binary",
     };
-    println!("{file} ({encoded})");
+    println!("{} ({encoded})", file.display());
     print!("{}", found.text);
     if let (Some(path), Some(bytes)) = (out, &found.output) {
         let data = match encoding {
             Encoding::Hex => format!("{}\n", hex::encode(bytes)).into_bytes(),
             Encoding::Binary => bytes.clone(),
         };
-        std::fs::write(path, data).map_err(|e| format!("{path}: {e}"))?;
-        println!("wrote {path}");
+        std::fs::write(path, data).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
     }
     Ok(found.ok)
 }

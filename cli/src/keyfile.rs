@@ -13,6 +13,8 @@ use kemsphinx::PrivateKey;
 use kemsphinx::geometry::PRIVATE_KEY_LEN;
 use zeroize::Zeroizing;
 
+use crate::files;
+
 /// The most bytes read from one input: far more than a packet in hex with
 /// whitespace (about 33 KB).
 pub const MAX_INPUT: usize = 1 << 20;
@@ -55,30 +57,24 @@ pub fn hex_or_binary(contents: &[u8]) -> (Zeroizing<Vec<u8>>, Encoding) {
 /// # Errors
 /// The I/O error, with the path; or the input is longer than
 /// [`MAX_INPUT`].
-pub fn read_input(path: &str) -> Result<Zeroizing<Vec<u8>>, String> {
-    if path == "-" {
+/// A file must be a regular file (a FIFO or device is refused without
+/// blocking: pipe it to `-` instead).
+pub fn read_input(path: &Path) -> Result<Zeroizing<Vec<u8>>, String> {
+    if path == Path::new("-") {
         return read_bounded(std::io::stdin().lock(), "standard input");
     }
-    let file = std::fs::File::open(Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
-    read_bounded(file, path)
+    let name = path.display();
+    let (file, meta) = files::open(path).map_err(|e| format!("{name}: {e}"))?;
+    files::regular_within(&meta, MAX_INPUT as u64).map_err(|e| format!("{name}: {e}"))?;
+    read_bounded(file, &name.to_string())
 }
 
 /// Read all of `source`, refusing more than [`MAX_INPUT`] bytes.
-fn read_bounded(mut source: impl Read, what: &str) -> Result<Zeroizing<Vec<u8>>, String> {
-    let mut buf = Zeroizing::new(vec![0u8; MAX_INPUT + 1]);
-    let mut len = 0;
-    while let Some(rest) = buf.get_mut(len..).filter(|r| !r.is_empty()) {
-        match source.read(rest) {
-            Ok(0) => break,
-            Ok(n) => len += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("{what}: {e}")),
-        }
-    }
-    if len > MAX_INPUT {
-        return Err(format!("{what}: longer than {MAX_INPUT} bytes"));
-    }
-    buf.truncate(len);
+fn read_bounded(source: impl Read, what: &str) -> Result<Zeroizing<Vec<u8>>, String> {
+    // Room for one byte past the bound, so the buffer never grows (a grown
+    // buffer would leave a copy behind that nothing wipes).
+    let mut buf = Zeroizing::new(Vec::with_capacity(MAX_INPUT + 1));
+    files::read_at_most(source, MAX_INPUT as u64, &mut buf).map_err(|e| format!("{what}: {e}"))?;
     Ok(buf)
 }
 
@@ -114,6 +110,6 @@ pub fn decode_private_key(contents: &[u8]) -> Result<PrivateKey, String> {
 ///
 /// # Errors
 /// As [`read_input`] and [`decode_private_key`].
-pub fn read_private_key(path: &str) -> Result<PrivateKey, String> {
-    decode_private_key(&read_input(path)?).map_err(|e| format!("{path}: {e}"))
+pub fn read_private_key(path: &Path) -> Result<PrivateKey, String> {
+    decode_private_key(&read_input(path)?).map_err(|e| format!("{}: {e}", path.display()))
 }

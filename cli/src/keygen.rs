@@ -12,24 +12,26 @@
 //! even a dangling one) nothing is written.
 //!
 //! A key file is never seen half-written: each is written whole to a new
-//! temporary file in the same folder (`.NAME.kem_….pem.PID.RANDOM.tmp`, in
-//! one `write`: a short write is an error, so a file size limit is reported
-//! rather than met with the signal a second write would bring), flushed to
-//! disk, then hard-linked to its name, which fails rather than replaces if
-//! the name has appeared meanwhile. On any failure every file this call
+//! temporary file in the same folder (`.NAME.kem_….pem.RANDOM.tmp`, made by
+//! the `tempfile` crate with the file's mode; in one `write`: a short write
+//! is an error, so a file size limit is reported rather than met with the
+//! signal a second write would bring), flushed to disk, then given its name
+//! without replacing (`renameat2` with `RENAME_NOREPLACE`, or a hard link
+//! where that is missing), which fails if the name has appeared meanwhile. On any failure every file this call
 //! made is removed, temporary or final. (If the process is killed while
 //! writing, a temporary file may remain; a key name never holds a partial
 //! key.) The modes printed are read back from the files, so they are what
 //! the umask left, not what was asked for.
 
 use std::ffi::OsString;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use kemsphinx::PrivateKey;
 use kemsphinx::geometry::KEY_SEED_LEN;
+use tempfile::NamedTempFile;
 use zeroize::Zeroizing;
 
 /// Usage of the subcommand.
@@ -62,7 +64,7 @@ impl KeyFiles {
 
 /// `kemsphinx keygen ARGS`.
 #[must_use]
-pub fn main(args: &[String]) -> ExitCode {
+pub fn main(args: &[OsString]) -> ExitCode {
     let (dir, name) = match parse(args) {
         Ok(Some(parsed)) => parsed,
         Ok(None) => {
@@ -96,15 +98,18 @@ pub fn main(args: &[String]) -> ExitCode {
 }
 
 /// `--out DIR [--name NAME]`, or `None` for `--help`.
-fn parse(args: &[String]) -> Result<Option<(PathBuf, String)>, String> {
+fn parse(args: &[OsString]) -> Result<Option<(PathBuf, String)>, String> {
     let (mut dir, mut name) = (None, "mix".to_owned());
     let mut it = args.iter();
     while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--out" => dir = Some(PathBuf::from(it.next().ok_or("--out needs a folder")?)),
-            "--name" => name.clone_from(it.next().ok_or("--name needs a value")?),
-            other => return Err(format!("unknown argument {other}")),
+        match arg.to_str() {
+            Some("-h" | "--help") => return Ok(None),
+            Some("--out") => dir = Some(PathBuf::from(it.next().ok_or("--out needs a folder")?)),
+            Some("--name") => {
+                let value = it.next().ok_or("--name needs a value")?;
+                name = value.to_string_lossy().into_owned();
+            }
+            _ => return Err(format!("unknown argument {}", arg.to_string_lossy())),
         }
     }
     let valid = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
@@ -152,14 +157,14 @@ pub fn write_key_pair(dir: &Path, files: &KeyFiles, key: &PrivateKey) -> io::Res
             ));
         }
     }
-    let private = Temp::write(&files.private, &key.to_pem()[..], 0o600)?;
-    let public = Temp::write(&files.public, &key.public_key().to_pem(), 0o644)?;
+    let private = temp(&files.private, &key.to_pem()[..], 0o600)?;
+    let public = temp(&files.public, &key.public_key().to_pem(), 0o644)?;
     let modes = Modes {
-        public: public.mode,
-        private: private.mode,
+        public: permissions(public.as_file())?,
+        private: permissions(private.as_file())?,
     };
-    let private = private.link()?;
-    public.link()?.keep();
+    let private = persist(private, &files.private)?;
+    persist(public, &files.public)?.keep();
     private.keep();
     sync_dir(dir);
     Ok(modes)
@@ -183,51 +188,39 @@ impl Drop for Made {
     }
 }
 
-/// A complete temporary copy of a key file, next to its final name.
-struct Temp {
-    made: Made,
-    target: PathBuf,
-    mode: u32,
+/// A complete temporary copy of a key file beside `target`
+/// (`.NAME.RANDOM.tmp`), created with `mode` (`O_EXCL`: never an existing
+/// file or link), written in one write and flushed to disk; removed when
+/// dropped.
+fn temp(target: &Path, bytes: &[u8], mode: u32) -> io::Result<NamedTempFile> {
+    let mut prefix = OsString::from(".");
+    prefix.push(target.file_name().unwrap_or_default());
+    prefix.push(".");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(mode));
+    #[cfg(not(unix))]
+    let _ = mode;
+    let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
+    builder
+        .tempfile_in(dir.unwrap_or(Path::new(".")))
+        .and_then(|mut file| {
+            write_once(file.as_file_mut(), bytes)?;
+            file.as_file().sync_all()?;
+            Ok(file)
+        })
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", target.display())))
 }
 
-impl Temp {
-    /// Create a new temporary file beside `target` with `mode`, write
-    /// `bytes` in one write and flush them to disk.
-    fn write(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Self> {
-        let mut nonce = [0u8; 8];
-        getrandom::fill(&mut nonce).map_err(|e| io::Error::other(format!("OS RNG: {e}")))?;
-        let mut name = OsString::from(".");
-        name.push(target.file_name().unwrap_or_default());
-        name.push(format!(
-            ".{}.{}.tmp",
-            std::process::id(),
-            hex::encode(nonce)
-        ));
-        let path = target.with_file_name(name);
-        let mut file = create_new(&path, mode)?;
-        let made = Made(Some(path));
-        write_once(&mut file, bytes)
-            .and_then(|()| file.sync_all())
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", target.display())))?;
-        let mode = permissions(&file)?;
-        Ok(Self {
-            made,
-            target: target.to_owned(),
-            mode,
-        })
-    }
-
-    /// Give the file its final name (a hard link, which fails if the name
-    /// exists) and drop the temporary name. Returns the final file, still
-    /// to be removed on a later failure unless kept.
-    fn link(self) -> io::Result<Made> {
-        let Some(temp) = &self.made.0 else {
-            return Err(io::Error::other("temporary file already gone"));
-        };
-        fs::hard_link(temp, &self.target)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.target.display())))?;
-        Ok(Made(Some(self.target)))
-    }
+/// Give a temporary file its final name, which fails rather than replaces
+/// if the name exists. Returns the final file, still to be removed on a
+/// later failure unless kept.
+fn persist(file: NamedTempFile, target: &Path) -> io::Result<Made> {
+    file.persist_noclobber(target).map_err(|e| {
+        io::Error::new(e.error.kind(), format!("{}: {}", target.display(), e.error))
+    })?;
+    Ok(Made(Some(target.to_owned())))
 }
 
 /// Write all of `bytes` with one `write` call (retried only if
@@ -291,18 +284,4 @@ fn create_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(dir)
-}
-
-/// Create a new file with `mode` (never an existing file or a symlink:
-/// `O_CREAT | O_EXCL`).
-fn create_new(path: &Path, mode: u32) -> io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
-    #[cfg(not(unix))]
-    let _ = mode;
-    options
-        .open(path)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
 }

@@ -6,7 +6,9 @@
 
 mod case;
 pub mod conformance;
+pub mod files;
 pub mod generate;
 pub mod inspect;
+mod json;
 pub mod keyfile;
 pub mod keygen;

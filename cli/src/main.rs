@@ -8,6 +8,7 @@
 //! kemsphinx keygen --out DIR [--name NAME]
 //! ```
 
+use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -17,14 +18,16 @@ const USAGE: &str = "usage: kemsphinx verify [--json] PATH...\n\
        kemsphinx generate [--seed HEX32] DIR\n\
        kemsphinx inspect FILE [--key KEYFILE] [--out FILE]\n\
        kemsphinx keygen --out DIR [--name NAME]\n\n\
-  verify   run vector files or folders (kemsphinx-vectors/1, or the Go AEZ's\n\
-           vector lists) and end with `N passed, M failed`\n\
+  verify   run vector files or folders (kemsphinx-vectors/1) and end with\n\
+           `N passed, M failed`\n\
   generate write the own conformance corpus, deterministically from a seed\n\
   inspect  show a packet's or SURB's layout; with --key, unwrap it\n\
   keygen   write a key pair as PEM (private key file mode 0600)";
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Arguments as the operating system gives them: a path need not be
+    // UTF-8 (it is printed lossily).
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     match args.split_first() {
         Some((cmd, rest)) if cmd == "verify" => verify(rest),
         Some((cmd, rest)) if cmd == "generate" => kemsphinx_cli::generate::main(rest),
@@ -42,11 +45,12 @@ fn main() -> ExitCode {
 }
 
 /// `kemsphinx verify`.
-fn verify(args: &[String]) -> ExitCode {
+fn verify(args: &[OsString]) -> ExitCode {
+    let option = |a: &&OsString| a.as_encoded_bytes().starts_with(b"--");
     let json = args.iter().any(|a| a == "--json");
-    let paths: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
-    if let Some(bad) = args.iter().find(|a| a.starts_with("--") && *a != "--json") {
-        eprintln!("unknown option {bad}\n{USAGE}");
+    let paths: Vec<&OsString> = args.iter().filter(|a| !option(a)).collect();
+    if let Some(bad) = args.iter().filter(option).find(|a| *a != "--json") {
+        eprintln!("unknown option {}\n{USAGE}", bad.to_string_lossy());
         return ExitCode::from(2);
     }
     if paths.is_empty() {
@@ -57,7 +61,7 @@ fn verify(args: &[String]) -> ExitCode {
     for p in paths {
         let path = Path::new(p);
         if !path.exists() {
-            eprintln!("no such file or folder: {p}");
+            eprintln!("no such file or folder: {}", path.display());
             return ExitCode::from(2);
         }
         report.verify_path(path);

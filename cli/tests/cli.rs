@@ -293,3 +293,68 @@ fn inspect_unwraps_a_surb_reply_and_explains_unusable_keys() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("neither a packet"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn inspect_and_keygen_take_names_that_are_not_utf8() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    let dir = scratch("not-utf8");
+    let run = |args: &[&OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_kemsphinx"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // keygen writes into a folder whose name is not UTF-8.
+    let keys = dir.join(OsStr::from_bytes(b"keys-\xff"));
+    let out = run(&["keygen".as_ref(), "--out".as_ref(), keys.as_os_str()]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout(&out).contains("keys-\u{fffd}/mix.kem_private.pem"),
+        "{out:?}"
+    );
+    let key = keys.join("mix.kem_private.pem");
+    kemsphinx_cli::keyfile::read_private_key(&key).unwrap();
+
+    // inspect reads a packet and a key, and writes its output, all under
+    // names that are not UTF-8, and prints them lossily.
+    let case = &own("forward.json")["cases"][0];
+    let packet = dir.join(OsStr::from_bytes(b"p0-\xfe.hex"));
+    std::fs::write(&packet, case["packets"][0].as_str().unwrap()).unwrap();
+    let raw = dir.join(OsStr::from_bytes(b"k0-\xfd.hex"));
+    std::fs::write(&raw, case["nodes"][0]["private_key"].as_str().unwrap()).unwrap();
+    let next = dir.join(OsStr::from_bytes(b"p1-\xfc.hex"));
+    let out = run(&[
+        "inspect".as_ref(),
+        packet.as_os_str(),
+        "--key".as_ref(),
+        raw.as_os_str(),
+        "--out".as_ref(),
+        next.as_os_str(),
+    ]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        text.starts_with(&format!("{}/p0-\u{fffd}.hex (hex)", dir.display())),
+        "{text}"
+    );
+    assert!(
+        text.contains("wrote ") && text.contains("p1-\u{fffd}.hex"),
+        "{text}"
+    );
+    let written = std::fs::read_to_string(&next).unwrap();
+    assert_eq!(written.trim(), case["packets"][1].as_str().unwrap());
+
+    // The other key, generated above, is read from its non-UTF-8 folder
+    // too (and is not this hop's key).
+    let out = run(&[
+        "inspect".as_ref(),
+        packet.as_os_str(),
+        "--key".as_ref(),
+        key.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(stdout(&out).contains("result         err_mac"), "{out:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,6 +1,8 @@
-//! `kemsphinx verify` on hostile input: absurd sizes are FAIL lines (the
-//! run still ends with its summary), folders with symlink loops are walked
-//! once, and case ids are printed with their control characters escaped.
+//! `kemsphinx verify` on hostile input: what is not a regular file, or is
+//! larger than the bound, is a FAIL line found without blocking or reading
+//! it (the run still ends with its summary); links are followed only when
+//! named; names need not be UTF-8; case ids are printed with their control
+//! characters escaped.
 
 // Tests unwrap, index and panic freely.
 #![allow(
@@ -87,53 +89,182 @@ fn kdf() -> (Value, usize) {
     (doc, n)
 }
 
+/// The line `verify` prints for a file-level failure.
+fn fail_line(path: &Path, reason: &str) -> String {
+    format!("FAIL {} -: {reason}", path.display())
+}
+
+/// The lines `verify` printed, after it ended by itself within `limit`.
+fn verify_lines(args: &[&Path], limit: Duration) -> (Option<i32>, Vec<String>) {
+    let out = verify(args, limit).expect("verify did not end");
+    let lines = text(&out.stdout).lines().map(str::to_owned).collect();
+    (out.status.code(), lines)
+}
+
 #[test]
-fn absurd_sizes_are_fail_lines_and_the_summary_still_prints() {
-    let dir = scratch("tau");
-    let zeros = |n: usize| "00".repeat(n);
-    let files = [
-        // 1e12 bytes of output for an empty message.
-        json!([{"k": "00", "nonce": "00", "data": [], "tau": 1_000_000_000_000u64, "m": "", "c": ""}]),
-        // m.len() + tau overflows.
-        json!([{"k": "00", "nonce": "00", "data": [], "tau": u64::MAX, "m": "00", "c": ""}]),
-        // A prf of 1e12 bytes.
-        json!([{"k": zeros(48), "delta": zeros(16), "tau": 1_000_000_000_000u64, "r": ""}]),
-        // A prf whose tau disagrees with its output.
-        json!([{"k": zeros(48), "delta": zeros(16), "tau": 3, "r": "00"}]),
-        // A hash whose tau does not fit 32 bits.
-        json!([{"k": zeros(48), "tau": u64::MAX, "data": [], "v": zeros(16)}]),
-    ];
-    let paths: Vec<PathBuf> = files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let p = dir.join(format!("{i}.json"));
-            write_json(&p, f);
-            p
-        })
-        .collect();
-    let args: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-    let out = verify(&args, Duration::from_secs(60)).expect("verify hung");
-    let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), files.len() + 1, "{stdout}");
-    for (line, path) in lines.iter().zip(&paths) {
-        assert!(
-            line.starts_with(&format!("FAIL {} #0: ", path.display())),
-            "{line}"
-        );
-        assert!(!line.contains("PANIC"), "{line}");
-    }
+fn a_list_in_the_go_aez_format_is_a_fail_line_not_a_second_runner() {
+    let dir = scratch("go-list");
+    let go = json!([{"k": "00", "nonce": "00", "data": [], "tau": 1_000_000_000_000u64, "m": "", "c": ""}]);
+    write_json(&dir.join("encrypt.json"), &go);
+    let (code, lines) = verify_lines(&[&dir], Duration::from_secs(60));
+    assert_eq!(code, Some(1));
     assert_eq!(
-        lines[files.len()],
-        format!("0 passed, {} failed", files.len())
+        lines,
+        [
+            fail_line(
+                &dir.join("encrypt.json"),
+                "not a kemsphinx-vectors/1 object"
+            ),
+            "0 passed, 1 failed".to_owned()
+        ]
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
-fn symlink_loops_end_and_each_file_is_read_once() {
+fn a_3_gb_file_fails_at_once_in_less_than_256_mib() {
+    let dir = scratch("big");
+    let big = dir.join("big.json");
+    // Sparse: 3 GB long, no disk used.
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(3_000_000_000)
+        .unwrap();
+    // Under a 256 MiB address-space limit, so reading the file (or a good
+    // part of it) would abort the command instead of printing a FAIL line.
+    let started = Instant::now();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 262144 && exec \"$0\" verify \"$1\"")
+        .arg(env!("CARGO_BIN_EXE_kemsphinx"))
+        .arg(&big)
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        text(&out.stdout),
+        fail_line(
+            &big,
+            "3000000000 bytes, over the bound of 16777216\n0 passed, 1 failed\n"
+        )
+    );
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_fifo_or_device_is_a_fail_line_and_never_blocks() {
+    let dir = scratch("fifo");
+    let fifo = dir.join("fifo.json");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    // Named, and met while walking a folder: both refused, neither blocks
+    // (nothing ever writes to the FIFO).
+    let (code, lines) = verify_lines(&[&fifo, Path::new("/dev/zero")], Duration::from_secs(20));
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        lines,
+        [
+            fail_line(&fifo, "not a regular file (a FIFO)"),
+            "FAIL /dev/zero -: not a regular file (a device)".to_owned(),
+            "0 passed, 2 failed".to_owned(),
+        ]
+    );
+    let (doc, cases) = kdf();
+    write_json(&dir.join("kdf.json"), &doc);
+    let (code, lines) = verify_lines(&[&dir], Duration::from_secs(20));
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        lines,
+        [
+            fail_line(&fifo, "not a regular file (a FIFO)"),
+            format!("{cases} passed, 1 failed"),
+        ]
+    );
+    // A folder named as a file is a failure too, from the opened folder.
+    let mut report = kemsphinx_cli::conformance::Report::default();
+    report.verify_file(&dir);
+    assert_eq!(
+        report.failure_lines(),
+        fail_line(&dir, "not a regular file (a folder)\n")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn links_are_followed_when_named_and_never_while_walking() {
+    let (doc, cases) = kdf();
+    let dir = scratch("links");
+    let inner = dir.join("inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    write_json(&inner.join("kdf.json"), &doc);
+    // Outside the folder walked, reachable only through links.
+    write_json(&dir.join("outside.json"), &doc);
+    std::os::unix::fs::symlink("/", inner.join("root")).unwrap();
+    std::os::unix::fs::symlink("..", inner.join("up")).unwrap();
+    std::os::unix::fs::symlink("../outside.json", inner.join("link.json")).unwrap();
+
+    // Walking `inner`: its one file; the links to `/` and to the parent
+    // are not walked (the run ends at once), the `*.json` link is a FAIL.
+    let (code, lines) = verify_lines(&[&inner], Duration::from_secs(20));
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        lines,
+        [
+            fail_line(
+                &inner.join("link.json"),
+                "a link: followed only when named, never inside a folder"
+            ),
+            format!("{cases} passed, 1 failed"),
+        ]
+    );
+    // Named on the command line, links are followed: the linked file, and
+    // the parent through `up` (which holds `outside.json` and `inner`, whose
+    // file the walk reads once; `inner/link.json` is still a link met
+    // while walking).
+    let (code, lines) = verify_lines(&[&inner.join("link.json")], Duration::from_secs(20));
+    assert_eq!(
+        (code, lines),
+        (Some(0), vec![format!("{cases} passed, 0 failed")])
+    );
+    let (_, lines) = verify_lines(&[&inner.join("up")], Duration::from_secs(20));
+    assert_eq!(
+        lines.last().unwrap(),
+        &format!("{} passed, 1 failed", 2 * cases)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn names_that_are_not_utf8_are_read_and_printed_lossily() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    let (mut doc, cases) = kdf();
+    let dir = scratch("utf8");
+    let good = dir.join(OsStr::from_bytes(b"kdf-\xff.json"));
+    write_json(&good, &doc);
+    // Named, and found while walking: the same file, read once.
+    let (code, lines) = verify_lines(&[&good, &dir], Duration::from_secs(60));
+    assert_eq!(
+        (code, lines),
+        (Some(0), vec![format!("{cases} passed, 0 failed")])
+    );
+    // A failing case names its file with U+FFFD for the byte.
+    doc["cases"][0]["okm"] = json!("zz");
+    let bad_dir = dir.join(OsStr::from_bytes(b"sub-\xfe"));
+    std::fs::create_dir(&bad_dir).unwrap();
+    write_json(&bad_dir.join("kdf.json"), &doc);
+    let (code, lines) = verify_lines(&[&bad_dir], Duration::from_secs(60));
+    assert_eq!(code, Some(1));
+    let shown = format!("{}/sub-\u{fffd}/kdf.json", dir.display());
+    assert!(lines[0].starts_with(&format!("FAIL {shown} ")), "{lines:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn symlink_loops_are_not_walked_and_each_file_is_read_once() {
     let (doc, cases) = kdf();
     let dir = scratch("loops");
     write_json(&dir.join("kdf.json"), &doc);
@@ -146,22 +277,27 @@ fn symlink_loops_end_and_each_file_is_read_once() {
     std::os::unix::fs::symlink("../..", sub.join("top")).unwrap();
     write_json(&sub.join("kdf.json"), &doc);
 
-    let out = verify(&[&dir], Duration::from_secs(60)).expect("verify hung on a symlink loop");
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    // Two files (the link to the first is the same file), each read once.
-    assert_eq!(
-        text(&out.stdout),
-        format!("{} passed, 0 failed\n", 2 * cases)
+    // Two files; the links are not walked, and the one named like a
+    // vector file is a failure.
+    let link_fail = fail_line(
+        &dir.join("again.json"),
+        "a link: followed only when named, never inside a folder",
     );
-    // The same file named twice, and through a link: still once.
-    let out = verify(
+    let (code, lines) = verify_lines(&[&dir], Duration::from_secs(60));
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        lines,
+        [link_fail.clone(), format!("{} passed, 1 failed", 2 * cases)]
+    );
+    // The same file named twice, once through a link: read once.
+    let (code, lines) = verify_lines(
         &[&dir.join("kdf.json"), &dir.join("again.json"), &dir],
         Duration::from_secs(60),
-    )
-    .unwrap();
+    );
+    assert_eq!(code, Some(1));
     assert_eq!(
-        text(&out.stdout),
-        format!("{} passed, 0 failed\n", 2 * cases)
+        lines,
+        [link_fail, format!("{} passed, 1 failed", 2 * cases)]
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

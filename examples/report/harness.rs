@@ -4,55 +4,17 @@
 //! sample each per round, so a slow patch of the shared machine slows all
 //! of them alike and the ratios between rows compare like with like.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// Counts allocations and bytes made by threads that asked to be watched.
-pub(crate) struct Counting;
-
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-static BYTES: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    static WATCHED: Cell<bool> = const { Cell::new(false) };
-}
-
-// SAFETY: every call is passed to the system allocator unchanged; the only
-// addition is two relaxed counters. (The library forbids unsafe code; this
-// measuring harness needs it to be a global allocator.)
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if WATCHED.with(Cell::get) {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-            BYTES.fetch_add(layout.size(), Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-/// Allocations and bytes of one call of `f` on this thread.
+/// Allocations and bytes of one call of `f` on this thread (the
+/// `allocation-counter` crate's global allocator counts them).
 pub(crate) fn allocations<T>(f: impl FnOnce() -> T) -> (usize, usize) {
-    let (a, b) = (
-        ALLOCS.load(Ordering::Relaxed),
-        BYTES.load(Ordering::Relaxed),
-    );
-    WATCHED.with(|w| w.set(true));
-    black_box(f());
-    WATCHED.with(|w| w.set(false));
-    (
-        ALLOCS.load(Ordering::Relaxed) - a,
-        BYTES.load(Ordering::Relaxed) - b,
-    )
+    let info = allocation_counter::measure(|| {
+        black_box(f());
+    });
+    let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    (count(info.count_total), count(info.bytes_total))
 }
 
 /// Timing of one operation.

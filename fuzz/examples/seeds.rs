@@ -53,7 +53,10 @@ fn main() {
         &vectors("reference/kem.json"),
         &negative,
     );
-    aez(&corpus.dir("aez_roundtrip"), &vectors("reference/aez.json"));
+    aez(
+        &corpus.dir("aez_roundtrip"),
+        &vectors("../aez5/tests/data/sprp_go_reference.json"),
+    );
     kem_differential(
         &corpus.dir("kem_differential"),
         &vectors("reference/kem.json"),

@@ -28,9 +28,7 @@ use std::fmt::Debug;
 
 use kemsphinx::geometry::{KEM_CIPHERTEXT_LEN, PRIVATE_KEY_LEN, PUBLIC_KEY_LEN};
 use kemsphinx::hazmat::KemCiphertext as Ciphertext;
-use kemsphinx::hazmat::kem_backends::{
-    self as differential, Backend, BackendPrivateKey, BackendPublicKey,
-};
+use kemsphinx::hazmat::kem_backends::{self as differential, Backend};
 use kemsphinx::{Error, PrivateKey, PublicKey, hazmat};
 use kemsphinx_fuzz::input::{KemCase, KemCiphertext, KemKey, KemOp};
 use libfuzzer_sys::fuzz_target;
@@ -87,8 +85,12 @@ fn same<T: PartialEq + Debug>(what: &str, f: impl Fn(Backend) -> T) -> T {
 /// A decapsulation in comparable form: every intermediate and the secret,
 /// or the error. (`debug_decapsulate` is `decapsulate` keeping the
 /// intermediates: one code path.)
-fn decapsulated(key: &BackendPrivateKey, ct: &Ciphertext) -> Result<[[u8; 32]; 7], Error> {
-    key.debug_decapsulate(ct).map(|d| {
+fn decapsulated(
+    b: Backend,
+    key: &[u8; PRIVATE_KEY_LEN],
+    ct: &Ciphertext,
+) -> Result<[[u8; 32]; 7], Error> {
+    differential::debug_decapsulate(b, key, ct).map(|d| {
         [
             d.x25519_adapter_shared_secret,
             d.mlkem_shared_secret,
@@ -105,16 +107,11 @@ fn decapsulated(key: &BackendPrivateKey, ct: &Ciphertext) -> Result<[[u8; 32]; 7
 /// exactly when the X25519 half has small order (recomputed here with
 /// `x25519-dalek`'s bare function: a clamped scalar sends exactly the
 /// small-order points to zero).
-fn check_decapsulation(keys: &[BackendPrivateKey], ct: &Ciphertext) -> Result<[u8; 32], Error> {
-    let got = same("decapsulate", |b| decapsulated(&keys[index(b)], ct)).map(|d| d[6]);
+fn check_decapsulation(key: &[u8; PRIVATE_KEY_LEN], ct: &Ciphertext) -> Result<[u8; 32], Error> {
+    let got = same("decapsulate", |b| decapsulated(b, key, ct)).map(|d| d[6]);
     let low_order = x25519_dalek::x25519([0x3c; 32], ct[..32].try_into().unwrap()) == [0; 32];
     assert_eq!(got.is_err(), low_order);
     got
-}
-
-/// The position of `b` in [`Backend::ALL`].
-fn index(b: Backend) -> usize {
-    Backend::ALL.iter().position(|&x| x == b).unwrap()
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -122,45 +119,34 @@ fuzz_target!(|data: &[u8]| {
     let case = KemCase::decode(data);
 
     // The key on every backend, and through the public API.
-    let (keys, api): (Vec<BackendPrivateKey>, PrivateKey) = match &case.key {
-        KemKey::Seed(seed) => (
-            Backend::ALL
-                .iter()
-                .map(|&b| BackendPrivateKey::from_seed(b, seed))
-                .collect(),
-            PrivateKey::from_seed(seed),
-        ),
+    let api = match &case.key {
+        KemKey::Seed(seed) => {
+            let private = same("private key", |b| *differential::private_key(b, seed));
+            let api = PrivateKey::from_seed(seed);
+            assert!(private == *api.to_bytes());
+            api
+        }
         KemKey::Encoded(bytes) => {
-            let loaded: Vec<_> = Backend::ALL
-                .iter()
-                .map(|&b| BackendPrivateKey::from_bytes(b, bytes))
-                .collect();
-            let api = PrivateKey::from_bytes(bytes);
-            let first = same("load private key", |b| {
-                loaded[index(b)]
-                    .as_ref()
-                    .map(|k| *k.to_bytes())
-                    .map_err(|e| *e)
+            let loaded = same("load private key", |b| {
+                differential::load_private_key(b, bytes).map(|k| *k)
             });
-            assert_eq!(first, api.as_ref().map(|k| *k.to_bytes()).map_err(|e| *e));
-            let (Ok(api), Ok(_)) = (api, &loaded[0]) else {
+            let api = PrivateKey::from_bytes(bytes);
+            assert_eq!(loaded, api.as_ref().map(|k| *k.to_bytes()).map_err(|e| *e));
+            let Ok(api) = api else {
                 return;
             };
-            (loaded.into_iter().map(Result::unwrap).collect(), api)
+            api
         }
     };
-    let private = same("private key", |b| *keys[index(b)].to_bytes());
-    let public = same("public key", |b| keys[index(b)].public_key_bytes());
-    assert!(private == *api.to_bytes());
+    let private = *api.to_bytes();
+    let public = same("public key", |b| differential::public_key(b, &private)).unwrap();
     assert!(public == api.public_key().to_bytes());
 
     // The ciphertext: encapsulated on every backend, or given.
     let mut ct: [u8; KEM_CIPHERTEXT_LEN] = match &case.ciphertext {
         KemCiphertext::Encapsulated(ephemeral, m) => {
             let (ct, ss) = same("encapsulate", |b| {
-                BackendPublicKey::from_bytes(b, &public)
-                    .unwrap()
-                    .encapsulate_deterministic(ephemeral, m)
+                differential::encapsulate_deterministic(b, &public, ephemeral, m)
                     .map(|(ct, ss)| (ct, *ss.as_bytes()))
             })
             .unwrap();
@@ -168,7 +154,7 @@ fuzz_target!(|data: &[u8]| {
                 hazmat::encapsulate_deterministic(api.public_key(), ephemeral, m).unwrap();
             assert!(api_ct == ct);
             assert_eq!(*api_ss.as_bytes(), ss);
-            let got = same("decapsulate valid", |b| decapsulated(&keys[index(b)], &ct));
+            let got = same("decapsulate valid", |b| decapsulated(b, &private, &ct));
             assert_eq!(got.unwrap()[6], ss);
             ct
         }
@@ -177,7 +163,7 @@ fuzz_target!(|data: &[u8]| {
     // The public API runs the selected backend (one of those compared):
     // checked once per input.
     assert_eq!(
-        check_decapsulation(&keys, &ct),
+        check_decapsulation(&private, &ct),
         hazmat::decapsulate(&api, &ct).map(|ss| *ss.as_bytes())
     );
 
@@ -185,21 +171,21 @@ fuzz_target!(|data: &[u8]| {
         match *op {
             KemOp::Flip { at, xor } => {
                 ct[usize::from(at) % KEM_CIPHERTEXT_LEN] ^= xor;
-                let _ = check_decapsulation(&keys, &ct);
+                let _ = check_decapsulation(&private, &ct);
             }
             KemOp::SmallOrder { which } => {
                 ct[..32].copy_from_slice(&small_order(which));
-                assert_eq!(check_decapsulation(&keys, &ct), Err(Error::Kem));
+                assert_eq!(check_decapsulation(&private, &ct), Err(Error::Kem));
             }
             KemOp::X25519Half { bytes } => {
                 ct[..32].copy_from_slice(&bytes);
-                let _ = check_decapsulation(&keys, &ct);
+                let _ = check_decapsulation(&private, &ct);
             }
             KemOp::FlipPublicKey { at, xor } => {
                 let mut bad = public;
                 bad[usize::from(at) % PUBLIC_KEY_LEN] ^= xor;
                 let loaded = same("load public key", |b| {
-                    BackendPublicKey::from_bytes(b, &bad).map(|k| k.to_bytes())
+                    differential::load_public_key(b, &bad)
                 });
                 assert_eq!(loaded, PublicKey::from_bytes(&bad).map(|k| k.to_bytes()));
             }
@@ -207,7 +193,7 @@ fuzz_target!(|data: &[u8]| {
                 let mut bad = private;
                 bad[usize::from(at) % PRIVATE_KEY_LEN] ^= xor;
                 let loaded = same("load private key", |b| {
-                    BackendPrivateKey::from_bytes(b, &bad).map(|k| *k.to_bytes())
+                    differential::load_private_key(b, &bad).map(|k| *k)
                 });
                 assert_eq!(loaded, PrivateKey::from_bytes(&bad).map(|k| *k.to_bytes()));
             }

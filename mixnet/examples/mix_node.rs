@@ -8,8 +8,15 @@
 //! `node_delay`. At the end: per-node counts and latency percentiles.
 //!
 //! ```text
-//! cargo run --release --example mix_node [-- REQUESTS]
+//! cargo run --release --manifest-path mixnet/Cargo.toml --example mix_node [-- [--persist DIR] [REQUESTS]]
 //! ```
+//!
+//! Memory mode (the default) keeps keys and replay filters in memory only.
+//! `--persist DIR` is disk mode: each node keeps its live epochs' private
+//! keys (mode 0600) and replay stores (redb) in `DIR/n<i>`, forwards a
+//! packet only once its replay tag is durable (group commit), and resumes
+//! its epochs when run again on the same `DIR` (`store.rs`, `journal.rs`,
+//! `persist.rs`; README, "Disk mode").
 //!
 //! Where to look (in `mixnet/src/`): `node.rs` is the mix loop, `epoch.rs`
 //! the key epochs, `replay.rs` the replay filter, `log.rs` the log,
@@ -25,14 +32,35 @@ use kemsphinx_mixnet::{Config, run, stats};
 
 fn main() -> ExitCode {
     let mut cfg = Config::default();
-    if let Some(n) = std::env::args().nth(1).and_then(|a| a.parse().ok()) {
-        cfg.packets = n;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if arg == "--persist" {
+            let Some(dir) = args.next() else {
+                eprintln!("--persist needs a directory");
+                return ExitCode::FAILURE;
+            };
+            cfg.persist = Some(dir.into());
+        } else if let Ok(n) = arg.parse() {
+            cfg.packets = n;
+        } else {
+            eprintln!("usage: mix_node [--persist DIR] [REQUESTS]");
+            return ExitCode::FAILURE;
+        }
     }
+    let mode = cfg.persist.as_ref().map_or("memory mode".to_owned(), |d| {
+        format!("disk mode in {}", d.display())
+    });
     println!(
-        "4 mix nodes on 127.0.0.1, {} requests with SURBs, window {}, node_delay 0..={} ms",
+        "4 mix nodes on 127.0.0.1 ({mode}), {} requests with SURBs, window {}, node_delay 0..={} ms",
         cfg.packets, cfg.window, cfg.max_delay_ms
     );
-    let report = run(&cfg).expect("loopback sockets");
+    let report = match run(&cfg) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mix_node: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let (bits, hashes, bytes) = report.filter;
     println!(
         "replay filter per node: Bloom, {} tags at FP rate {:e}: {bits} bits ({} KiB), {hashes} hashes",

@@ -14,12 +14,27 @@
 //! target). Anyone with a node's public key can make packets that pass its
 //! MAC, so this is what bounds what they can do to the filter: force
 //! early key changes, not make honest packets look like replays.
+//!
+//! In disk mode ([`Epochs::open`]) each epoch also has a replay store
+//! ([`crate::store`]) and a key file ([`crate::persist`]): a tag the Bloom
+//! filter may have seen is looked up exactly (in the tags not yet durable,
+//! then in the store), each new tag joins a group commit
+//! ([`crate::journal`]), epochs found on disk are resumed on start, and a
+//! retired epoch's key file and store are deleted.
 
-use std::time::{Duration, Instant};
+use std::io;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
 
 use kemsphinx::{PrivateKey, PublicKey, ReplayTag};
 
+use crate::journal::Journal;
+use crate::persist::PersistDir;
 use crate::replay::ReplayFilter;
+use crate::store::Store;
+
+/// After a failed attempt to write a new epoch's files, the next one.
+const CREATE_RETRY: Duration = Duration::from_secs(1);
 
 /// How a node's epochs turn over.
 #[derive(Clone, Debug)]
@@ -46,6 +61,11 @@ pub struct Epoch {
     started: Instant,
     /// Whether its refusal at capacity was reported.
     full_reported: bool,
+    /// Disk mode: the epoch's replay store.
+    store: Option<Arc<Store>>,
+    /// Disk mode: tags handed to the journal, with their group, until
+    /// that group is known durable.
+    unsynced: Vec<(u64, ReplayTag)>,
 }
 
 impl Epoch {
@@ -58,6 +78,30 @@ impl Epoch {
     pub fn filter(&self) -> &ReplayFilter {
         &self.filter
     }
+
+    /// Whether `tag` was seen by this epoch: certainly not if the Bloom
+    /// filter says so; otherwise, in disk mode, exactly (tags not yet
+    /// durable, then the store; a store that cannot be read counts as
+    /// seen, so a failing disk drops packets rather than let a replay by).
+    fn seen(&self, tag: &ReplayTag) -> bool {
+        if !self.filter.contains(tag) {
+            return false;
+        }
+        let Some(store) = &self.store else {
+            return true;
+        };
+        self.unsynced.iter().any(|(_, t)| t == tag) || store.contains(tag).unwrap_or(true)
+    }
+}
+
+/// What [`Epochs::open`] found on disk.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Resumed {
+    /// Epochs resumed (number, tags loaded), oldest first; empty when
+    /// the directory held none and epoch 0 was started.
+    pub epochs: Vec<(u64, u64)>,
+    /// Epochs found past their grace, whose files were deleted.
+    pub retired: Vec<u64>,
 }
 
 /// Which live epoch's key unwrapped a packet.
@@ -105,6 +149,13 @@ pub struct Epochs {
     current: Epoch,
     /// The previous epoch and when its grace ends.
     previous: Option<(Epoch, Instant)>,
+    /// Disk mode: where the epochs live, and the group commit.
+    disk: Option<(PersistDir, Arc<Journal>)>,
+    /// Disk mode: no new epoch's files before this (after a failure).
+    retry_at: Option<Instant>,
+    /// Disk mode: the last failure to write or delete an epoch's files,
+    /// until taken for the log.
+    disk_error: Option<String>,
 }
 
 impl Epochs {
@@ -116,7 +167,82 @@ impl Epochs {
             policy,
             current,
             previous: None,
+            disk: None,
+            retry_at: None,
+            disk_error: None,
         }
+    }
+
+    /// Disk mode: resume the epochs stored in `dir` (the newest as the
+    /// current one, the one before it while its grace lasts; older ones
+    /// are deleted), each Bloom filter rebuilt from its store; or, if
+    /// there are none, start epoch 0 with `new_key` and store it.
+    ///
+    /// # Errors
+    /// A key or store that does not load (each error names its file), or
+    /// epoch 0's files cannot be written.
+    pub fn open(
+        policy: EpochPolicy,
+        dir: PersistDir,
+        journal: Arc<Journal>,
+        now: Instant,
+        new_key: impl FnOnce() -> PrivateKey,
+    ) -> io::Result<(Self, Resumed)> {
+        assert!(policy.rotate_after > 0 && policy.rotate_after <= policy.capacity);
+        let mut found = dir.load()?;
+        let mut resumed = Resumed::default();
+        let wall = SystemTime::now();
+        let instant_of = |t: SystemTime| {
+            let age = wall.duration_since(t).unwrap_or(Duration::ZERO);
+            now.checked_sub(age).unwrap_or(now)
+        };
+        let mut load = |f: crate::persist::Found| -> io::Result<Epoch> {
+            let mut e = Self::epoch(&policy, f.number, f.key, instant_of(f.store.started()));
+            let n = f.store.for_each(|tag| {
+                e.filter.insert(tag);
+            })?;
+            resumed.epochs.push((f.number, n));
+            e.store = Some(Arc::new(f.store));
+            Ok(e)
+        };
+        let (current, previous) = match found.pop() {
+            None => {
+                let key = new_key();
+                let store = dir.create(0, &key, wall)?;
+                let mut e = Self::epoch(&policy, 0, key, now);
+                e.store = Some(Arc::new(store));
+                (e, None)
+            }
+            Some(newest) => {
+                let older = found.pop();
+                let current = load(newest)?;
+                let until = current.started + policy.grace;
+                let previous = match older {
+                    Some(f) if now < until => Some((load(f)?, until)),
+                    Some(f) => {
+                        resumed.retired.push(f.number);
+                        None
+                    }
+                    None => None,
+                };
+                (current, previous)
+            }
+        };
+        for f in found {
+            resumed.retired.push(f.number);
+        }
+        for &number in &resumed.retired {
+            dir.retire(number)?;
+        }
+        let epochs = Self {
+            policy,
+            current,
+            previous,
+            disk: Some((dir, journal)),
+            retry_at: None,
+            disk_error: None,
+        };
+        Ok((epochs, resumed))
     }
 
     fn epoch(policy: &EpochPolicy, number: u64, key: PrivateKey, now: Instant) -> Epoch {
@@ -126,7 +252,19 @@ impl Epochs {
             filter: ReplayFilter::new(policy.capacity, policy.fp_rate),
             started: now,
             full_reported: false,
+            store: None,
+            unsynced: Vec::new(),
         }
+    }
+
+    /// Disk mode's group commit, if in disk mode.
+    pub fn journal(&self) -> Option<&Arc<Journal>> {
+        self.disk.as_ref().map(|(_, j)| j)
+    }
+
+    /// The last failure to write or delete an epoch's files, once.
+    pub fn take_disk_error(&mut self) -> Option<String> {
+        self.disk_error.take()
     }
 
     /// The current epoch.
@@ -139,11 +277,12 @@ impl Epochs {
         self.previous.as_ref().map(|(e, _)| e)
     }
 
-    /// Whether `tag` is in a live epoch's filter: a replay (or, at rate at
-    /// most twice the filters' target, a false positive). Checked before
+    /// Whether `tag` was seen by a live epoch: a replay (or, in memory
+    /// mode only, at rate at most twice the filters' target, a Bloom false
+    /// positive; disk mode looks a possible hit up exactly). Checked before
     /// any public-key work.
     pub fn seen(&self, tag: &ReplayTag) -> bool {
-        self.current.filter.contains(tag) || self.previous().is_some_and(|e| e.filter.contains(tag))
+        self.current.seen(tag) || self.previous().is_some_and(|e| e.seen(tag))
     }
 
     /// The keys to try on a packet, in order: the current one, then
@@ -161,6 +300,16 @@ impl Epochs {
     /// # Errors
     /// [`Full`] when the epoch takes no more packets.
     pub fn remember(&mut self, which: Which, tag: &ReplayTag) -> Result<(), Full> {
+        self.remember_durably(which, tag).map(|_| ())
+    }
+
+    /// [`remember`](Self::remember), and in disk mode hand the tag to the
+    /// group commit. Returns the tag's group (0 in memory mode): a packet
+    /// may leave once [`Journal::durable`] has reached it.
+    ///
+    /// # Errors
+    /// [`Full`] when the epoch takes no more packets.
+    pub fn remember_durably(&mut self, which: Which, tag: &ReplayTag) -> Result<u64, Full> {
         let epoch = match (which, &mut self.previous) {
             (Which::Previous, Some((e, _))) => e,
             _ => &mut self.current,
@@ -174,7 +323,16 @@ impl Epochs {
             });
         }
         epoch.filter.insert(tag);
-        Ok(())
+        let (Some(store), Some((_, journal))) = (&epoch.store, &self.disk) else {
+            return Ok(0);
+        };
+        let group = journal.add(store, *tag);
+        let durable = journal.durable();
+        if epoch.unsynced.first().is_some_and(|(g, _)| *g <= durable) {
+            epoch.unsynced.retain(|(g, _)| *g > durable);
+        }
+        epoch.unsynced.push((group, *tag));
+        Ok(group)
     }
 
     /// Retire the previous epoch if its grace is over; start a new epoch
@@ -187,6 +345,11 @@ impl Epochs {
         {
             let number = e.number;
             self.previous = None;
+            if let Some((dir, _)) = &self.disk
+                && let Err(e) = dir.retire(number)
+            {
+                self.disk_error = Some(format!("retiring epoch {number}: {e}"));
+            }
             return Some(Turn::Retired { number });
         }
         let took = self.current.filter.len();
@@ -194,8 +357,21 @@ impl Epochs {
         if !by_count && now.duration_since(self.current.started) < self.policy.length {
             return None;
         }
+        if self.retry_at.is_some_and(|t| now < t) {
+            return None;
+        }
         let number = self.current.number + 1;
-        let next = Self::epoch(&self.policy, number, new_key(), now);
+        let mut next = Self::epoch(&self.policy, number, new_key(), now);
+        if let Some((dir, _)) = &self.disk {
+            match dir.create(number, &next.key, SystemTime::now()) {
+                Ok(store) => next.store = Some(Arc::new(store)),
+                Err(e) => {
+                    self.retry_at = Some(now + CREATE_RETRY);
+                    self.disk_error = Some(format!("starting epoch {number}: {e}"));
+                    return None;
+                }
+            }
+        }
         let old = std::mem::replace(&mut self.current, next);
         self.previous = Some((old, now + self.policy.grace));
         Some(Turn::Started {

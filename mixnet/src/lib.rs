@@ -12,6 +12,10 @@
 //! replaced together, published in the [`Directory`]. See [`node`] for what
 //! a node does with a datagram, [`client`] for the other end, [`log`] for
 //! how a node reports without ever waiting and [`stats`] for what it counts.
+//!
+//! Disk mode ([`Config::persist`]): each epoch's key and replay tags are
+//! kept on disk ([`persist`], [`store`]), a packet leaves only once its
+//! tag is durable ([`journal`]), and a restarted node resumes its epochs.
 
 // Example code indexes and unwraps freely; the library denies all of this.
 #![allow(
@@ -24,15 +28,19 @@
 
 pub mod client;
 pub mod epoch;
+pub mod journal;
 pub mod log;
 pub mod node;
+pub mod persist;
 pub mod replay;
 pub mod stats;
+pub mod store;
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::Mutex;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -41,7 +49,8 @@ use kemsphinx::geometry::{HOPS, PAYLOAD_LEN, SURB_LEN};
 use kemsphinx::{NodeId, PrivateKey, PublicKey, RecipientId};
 use rand_core::{Rng, UnwrapErr};
 
-use crate::epoch::{EpochPolicy, Epochs};
+use crate::epoch::{EpochPolicy, Epochs, Resumed};
+use crate::journal::Journal;
 use crate::log::Log;
 use crate::node::Node;
 use crate::replay::ReplayFilter;
@@ -86,6 +95,10 @@ pub struct Config {
     /// Before the requests, send node 0 this many packets that pass its
     /// MAC but name an unknown next hop (each costs a filter insert).
     pub forged: u64,
+    /// Disk mode: node `i` keeps its epochs' keys and replay stores in
+    /// `DIR/n<i>` and resumes them on the next run ([`persist`]); `None`
+    /// (the default): memory mode, nothing is written.
+    pub persist: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -104,6 +117,7 @@ impl Default for Config {
             attacks: true,
             flood: 0,
             forged: 0,
+            persist: None,
         }
     }
 }
@@ -132,6 +146,10 @@ pub struct NodeEntry {
     /// Datagrams it has received so far (the client paces its attacks on
     /// node 0 by this, so the kernel does not drop them).
     pub progress: AtomicU64,
+    /// Datagrams it is done with: dropped, or sent on (after their delay
+    /// and, in disk mode, their tag's commit). `progress - settled` is
+    /// what it holds (a test paces its sending by it).
+    pub settled: AtomicU64,
 }
 
 /// Who is where, with which key. A real network learns this from its PKI.
@@ -142,6 +160,55 @@ pub struct Directory {
     pub client: (RecipientId, SocketAddr),
     /// The service's recipient id (it lives at n3).
     pub service: RecipientId,
+}
+
+impl NodeEntry {
+    /// A node at `addr` whose epoch `number` has the public key `key`.
+    pub fn new(id: NodeId, addr: SocketAddr, number: u64, key: PublicKey) -> Self {
+        Self {
+            id,
+            addr,
+            key: Mutex::new((number, key)),
+            progress: AtomicU64::new(0),
+            settled: AtomicU64::new(0),
+        }
+    }
+}
+
+/// A node's epochs: in memory with a fresh key, or (disk mode) resumed
+/// from or started in `dir`.
+///
+/// # Errors
+/// Disk mode: a key or store that does not load (the error names the
+/// file), or files that cannot be written.
+pub fn node_epochs(
+    policy: EpochPolicy,
+    dir: Option<&std::path::Path>,
+) -> io::Result<(Epochs, Option<Resumed>)> {
+    node_epochs_with(policy, dir, journal::GROUP_INTERVAL)
+}
+
+/// [`node_epochs`] with a group interval of `group_interval`
+/// ([`Journal::new`]).
+///
+/// # Errors
+/// As [`node_epochs`].
+pub fn node_epochs_with(
+    policy: EpochPolicy,
+    dir: Option<&std::path::Path>,
+    group_interval: Duration,
+) -> io::Result<(Epochs, Option<Resumed>)> {
+    let new_key = || PrivateKey::generate(&mut UnwrapErr(SysRng));
+    let now = Instant::now();
+    match dir {
+        None => Ok((Epochs::new(policy, new_key(), now), None)),
+        Some(dir) => {
+            let dir = persist::PersistDir::new(dir)?;
+            let journal = Arc::new(Journal::new(group_interval));
+            let (epochs, resumed) = Epochs::open(policy, dir, journal, now, new_key)?;
+            Ok((epochs, Some(resumed)))
+        }
+    }
 }
 
 impl Directory {
@@ -201,7 +268,18 @@ pub struct Report {
 /// If a loopback socket cannot be bound.
 pub fn run(cfg: &Config) -> io::Result<Report> {
     let mut rng = UnwrapErr(SysRng);
-    let keys: Vec<PrivateKey> = (0..HOPS).map(|_| PrivateKey::generate(&mut rng)).collect();
+    let mut epochs = Vec::new();
+    for i in 0..HOPS {
+        let dir = cfg.persist.as_ref().map(|d| d.join(format!("n{i}")));
+        let (e, resumed) = node_epochs(cfg.epoch_policy(), dir.as_deref())?;
+        if let Some(r) = resumed {
+            eprintln!(
+                "n{i}: disk mode: resumed epochs (number, tags) {:?}, deleted {:?}",
+                r.epochs, r.retired
+            );
+        }
+        epochs.push(e);
+    }
     let sockets: Vec<UdpSocket> = (0..HOPS)
         .map(|_| UdpSocket::bind("127.0.0.1:0"))
         .collect::<io::Result<_>>()?;
@@ -212,13 +290,14 @@ pub fn run(cfg: &Config) -> io::Result<Report> {
         id
     };
     let mut nodes = Vec::new();
-    for (s, k) in sockets.iter().zip(&keys) {
-        nodes.push(NodeEntry {
-            id: NodeId(random_id()),
-            addr: s.local_addr()?,
-            key: Mutex::new((0, k.public_key().clone())),
-            progress: AtomicU64::new(0),
-        });
+    for (s, e) in sockets.iter().zip(&epochs) {
+        let current = e.current();
+        nodes.push(NodeEntry::new(
+            NodeId(random_id()),
+            s.local_addr()?,
+            current.number,
+            current.public_key().clone(),
+        ));
     }
     let dir = Directory {
         nodes,
@@ -231,13 +310,13 @@ pub fn run(cfg: &Config) -> io::Result<Report> {
     let (nodes, client) = thread::scope(|s| {
         let handles: Vec<_> = sockets
             .into_iter()
-            .zip(keys)
+            .zip(epochs)
             .enumerate()
-            .map(|(index, (socket, key))| {
+            .map(|(index, (socket, epochs))| {
                 let service = (index == HOPS - 1).then_some(dir.service);
                 let node = Node {
                     index,
-                    epochs: Epochs::new(cfg.epoch_policy(), key, Instant::now()),
+                    epochs,
                     socket,
                     service,
                     log: Log::stderr(),

@@ -8,7 +8,7 @@
 
 use std::io::ErrorKind;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -21,6 +21,7 @@ use kemsphinx::{
 use rand_core::UnwrapErr;
 
 use crate::epoch::{Epochs, Full, Turn};
+use crate::journal::Journal;
 use crate::log::Log;
 use crate::stats::{DropReason, Histogram, NodeStats};
 use crate::{Directory, MESSAGE_OFFSET, SURB_FLAG, answer};
@@ -32,6 +33,9 @@ const MAX_DELAY: Duration = Duration::from_secs(2);
 /// Longest wait for a datagram, so `stop` and epoch changes are seen
 /// promptly.
 const TICK: Duration = Duration::from_millis(10);
+/// Disk mode: how long past its delay a packet may wait for its replay
+/// tag to be durable; then it is dropped (the store cannot be written).
+pub const DURABLE_WAIT: Duration = Duration::from_secs(1);
 
 /// A node and everything it owns.
 pub struct Node {
@@ -53,13 +57,26 @@ struct Held {
     received: Instant,
     requested: Duration,
     to: SocketAddr,
-    bytes: Box<[u8; PACKET_LEN]>,
+    /// A packet, or (disk mode) a reply datagram for a client.
+    bytes: Box<[u8]>,
+    /// Its replay tag's group commit (disk mode; 0: nothing to wait for).
+    group: u64,
+}
+
+/// What the egress thread hears.
+enum ToEgress {
+    /// A packet to hold.
+    Held(Held),
+    /// A group commit finished (disk mode).
+    Durable,
 }
 
 /// What the egress thread counted.
 struct Egress {
     lateness: Histogram,
+    durable_wait: Histogram,
     overflow: u64,
+    not_durable: u64,
     log_suppressed: u64,
 }
 
@@ -72,14 +89,28 @@ impl Node {
     /// wait is not, so the egress thread can honour a 1 ms delay.)
     pub fn run(mut self, dir: &Directory, stop: &AtomicBool) -> NodeStats {
         let mut stats = NodeStats::default();
-        let (tx, rx) = mpsc::sync_channel::<Held>(MAX_QUEUE);
+        let (tx, rx) = mpsc::sync_channel::<ToEgress>(MAX_QUEUE);
         let out = self.socket.try_clone().expect("clone the socket");
         self.socket
             .set_read_timeout(Some(TICK))
             .expect("nonzero timeout");
         let mut buf = vec![0u8; PACKET_LEN + 1]; // one byte over: catches oversize
+        let journal = self.epochs.journal().cloned();
+        let index = self.index;
         let egress = thread::scope(|s| {
-            let egress = s.spawn(move || egress(&out, &rx, self.index));
+            let committer = journal.as_deref().map(|j| {
+                let tx = tx.clone();
+                s.spawn(move || {
+                    let mut log = Log::stderr();
+                    j.run_committer(index, &mut log, || {
+                        let _ = tx.try_send(ToEgress::Durable);
+                    });
+                    log.suppressed()
+                })
+            });
+            let journal_ref = journal.as_deref();
+            let settled = &dir.nodes[index].settled;
+            let egress = s.spawn(move || egress(&out, &rx, index, journal_ref, settled));
             while !stop.load(Ordering::Relaxed) {
                 self.turn_epochs(dir, &mut stats);
                 let n = match self.socket.recv_from(&mut buf) {
@@ -98,18 +129,30 @@ impl Node {
                 dir.nodes[self.index]
                     .progress
                     .fetch_add(1, Ordering::Relaxed);
+                let settled = &dir.nodes[self.index].settled;
                 let Some(h) = self.handle(&mut buf[..n], dir, &mut stats) else {
+                    settled.fetch_add(1, Ordering::Relaxed);
                     continue;
                 };
-                if tx.try_send(h).is_err() {
+                if tx.try_send(ToEgress::Held(h)).is_err() {
                     stats.drops.add(DropReason::QueueFull, 1);
+                    settled.fetch_add(1, Ordering::Relaxed);
                 }
             }
+            let committer_log = committer.map_or(0, |c| {
+                journal.as_deref().map(Journal::stop);
+                c.join().expect("committer thread")
+            });
             drop(tx);
-            egress.join().expect("egress thread")
+            let mut egress = egress.join().expect("egress thread");
+            egress.log_suppressed += committer_log;
+            egress
         });
         stats.lateness = egress.lateness;
+        stats.durable_wait = egress.durable_wait;
+        stats.commits = journal.as_deref().map_or(0, Journal::commits);
         stats.drops.add(DropReason::QueueFull, egress.overflow);
+        stats.drops.add(DropReason::NotDurable, egress.not_durable);
         stats.filter_len = self.epochs.current().filter().len();
         stats.log_suppressed = self.log.suppressed() + egress.log_suppressed;
         stats
@@ -149,6 +192,10 @@ impl Node {
                         .line(now, || format!("n{i}: epoch {number} retired (grace over)"));
                 }
             }
+        }
+        if let Some(e) = self.epochs.take_disk_error() {
+            let i = self.index;
+            self.log.line(now, || format!("n{i}: {e}"));
         }
     }
 
@@ -198,29 +245,32 @@ impl Node {
         // this node, so check and insert cannot race; a node unwrapping on
         // several threads needs an atomic test-and-set here.) Every insert
         // counts against the epoch's capacity, whatever happens next.
-        if let Err(Full { number, first }) = self.epochs.remember(which, &tag) {
-            stats.drops.add(DropReason::EpochFull, 1);
-            if first {
-                let i = self.index;
-                self.log.line(received, || {
-                    format!(
-                        "n{i}: epoch {number}'s filter holds its capacity; refusing packets \
+        let group = match self.epochs.remember_durably(which, &tag) {
+            Ok(group) => group,
+            Err(Full { number, first }) => {
+                stats.drops.add(DropReason::EpochFull, 1);
+                if first {
+                    let i = self.index;
+                    self.log.line(received, || {
+                        format!(
+                            "n{i}: epoch {number}'s filter holds its capacity; refusing packets \
                          for its key until it retires"
-                    )
-                });
+                        )
+                    });
+                }
+                return None;
             }
-            return None;
-        }
+        };
         if which == crate::epoch::Which::Previous {
             stats.previous_key += 1;
         }
         match hop.action {
-            Action::Forward { next_hop, delay } => {
-                self.forward(next_hop, delay, packet, received, dir, stats)
-            }
-            Action::Deliver { recipient, payload } => {
-                self.deliver(recipient, payload, received, dir, stats)
-            }
+            Action::Forward { next_hop, delay } => self
+                .forward(next_hop, delay, packet, received, dir, stats)
+                .map(|h| Held { group, ..h }),
+            Action::Deliver { recipient, payload } => self
+                .deliver(recipient, payload, received, dir, stats)
+                .map(|h| Held { group, ..h }),
             Action::SurbReply {
                 recipient,
                 surb_id,
@@ -228,14 +278,24 @@ impl Node {
             } => {
                 let mut datagram = surb_id.0.to_vec();
                 datagram.extend_from_slice(encrypted_reply);
-                match dir.client_addr(&recipient) {
-                    Some(to) => {
-                        stats.replies += 1;
-                        let _ = self.socket.send_to(&datagram, to);
-                    }
-                    None => stats.drops.add(DropReason::UnknownRecipient, 1),
+                let Some(to) = dir.client_addr(&recipient) else {
+                    stats.drops.add(DropReason::UnknownRecipient, 1);
+                    return None;
+                };
+                stats.replies += 1;
+                if group == 0 {
+                    let _ = self.socket.send_to(&datagram, to);
+                    return None;
                 }
-                None
+                // Disk mode: it too leaves only once its tag is durable.
+                Some(Held {
+                    due: received,
+                    received,
+                    requested: Duration::ZERO,
+                    to,
+                    bytes: datagram.into_boxed_slice(),
+                    group,
+                })
             }
         }
     }
@@ -265,7 +325,8 @@ impl Node {
             received,
             requested,
             to,
-            bytes: Box::new(*packet),
+            bytes: Box::new(*packet) as Box<[u8]>,
+            group: 0,
         })
     }
 
@@ -294,7 +355,8 @@ impl Node {
             received,
             requested: Duration::ZERO,
             to,
-            bytes,
+            bytes: bytes as Box<[u8]>,
+            group: 0,
         })
     }
 
@@ -325,32 +387,81 @@ impl Node {
     }
 }
 
-/// Hold each packet until it is due, then send it; until the receiving side
-/// hangs up. Counts how late each packet left, and how many were dropped
-/// because [`MAX_QUEUE`] were already held.
-fn egress(socket: &UdpSocket, rx: &Receiver<Held>, index: usize) -> Egress {
+/// Hold each packet until it is due (and, in disk mode, its replay tag
+/// durable), then send it; until the receiving side hangs up. Counts how
+/// late each packet left and how long it waited for its tag, how many were
+/// dropped because [`MAX_QUEUE`] were already held, and how many because
+/// their tag was not durable [`DURABLE_WAIT`] after their delay.
+fn egress(
+    socket: &UdpSocket,
+    rx: &Receiver<ToEgress>,
+    index: usize,
+    journal: Option<&Journal>,
+    settled: &AtomicU64,
+) -> Egress {
     let mut log = Log::stderr();
-    let (mut held, mut lateness, mut overflow) = (Vec::<Held>::new(), Histogram::default(), 0);
+    let mut held = Vec::<Held>::new();
+    let mut e = Egress {
+        lateness: Histogram::default(),
+        durable_wait: Histogram::default(),
+        overflow: 0,
+        not_durable: 0,
+        log_suppressed: 0,
+    };
+    let durable = || journal.map_or(u64::MAX, Journal::durable);
     loop {
-        while let Some(i) = held.iter().position(|h| h.due <= Instant::now()) {
+        let now = Instant::now();
+        let done = durable();
+        while let Some(i) = held.iter().position(|h| h.due <= now && h.group <= done) {
             let h = held.swap_remove(i);
-            lateness.record(h.received.elapsed().saturating_sub(h.requested));
-            if let Err(e) = socket.send_to(&h.bytes[..], h.to) {
-                log.line(Instant::now(), || format!("n{index}: send failed: {e}"));
+            e.lateness
+                .record(h.received.elapsed().saturating_sub(h.requested));
+            if h.group > 0 {
+                e.durable_wait.record(now.saturating_duration_since(h.due));
             }
+            if let Err(err) = socket.send_to(&h.bytes[..], h.to) {
+                log.line(Instant::now(), || format!("n{index}: send failed: {err}"));
+            }
+            settled.fetch_add(1, Ordering::Relaxed);
         }
-        let next = held.iter().map(|h| h.due).min();
+        let before = held.len();
+        held.retain(|h| h.group <= done || now < h.due + DURABLE_WAIT);
+        if held.len() < before {
+            e.not_durable += (before - held.len()) as u64;
+            settled.fetch_add((before - held.len()) as u64, Ordering::Relaxed);
+            log.line(now, || {
+                format!(
+                    "n{index}: dropped {} packet(s) whose replay tag was not durable {} ms after \
+                     their delay",
+                    before - held.len(),
+                    DURABLE_WAIT.as_millis()
+                )
+            });
+        }
+        // Due packets still waiting for their group are woken by the
+        // committer's message (or the next packet, or at the latest by
+        // their drop time).
+        let next = held
+            .iter()
+            .map(|h| {
+                if h.group <= done {
+                    h.due
+                } else {
+                    h.due + DURABLE_WAIT
+                }
+            })
+            .min();
         let wait = next.map_or(TICK, |due| due.saturating_duration_since(Instant::now()));
         match rx.recv_timeout(wait) {
-            Ok(h) if held.len() < MAX_QUEUE => held.push(h),
-            Ok(_) => overflow += 1,
-            Err(RecvTimeoutError::Timeout) => {}
+            Ok(ToEgress::Held(h)) if held.len() < MAX_QUEUE => held.push(h),
+            Ok(ToEgress::Held(_)) => {
+                e.overflow += 1;
+                settled.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(ToEgress::Durable) | Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
-                return Egress {
-                    lateness,
-                    overflow,
-                    log_suppressed: log.suppressed(),
-                };
+                e.log_suppressed = log.suppressed();
+                return e;
             }
         }
     }

@@ -36,11 +36,14 @@ pub enum DropReason {
     NotForService,
     /// The hold queue was full.
     QueueFull,
+    /// Disk mode: the packet's replay tag was not durable within
+    /// `DURABLE_WAIT` after its delay (the replay store cannot be written).
+    NotDurable,
 }
 
 impl DropReason {
     /// Every reason, in order.
-    pub const ALL: [Self; 14] = [
+    pub const ALL: [Self; 15] = [
         Self::Length,
         Self::Version,
         Self::Kem,
@@ -55,6 +58,7 @@ impl DropReason {
         Self::UnknownRecipient,
         Self::NotForService,
         Self::QueueFull,
+        Self::NotDurable,
     ];
 
     /// How the reason is printed.
@@ -74,6 +78,7 @@ impl DropReason {
             Self::UnknownRecipient => "unknown reply recipient",
             Self::NotForService => "not for this service, or no SURB",
             Self::QueueFull => "hold queue full",
+            Self::NotDurable => "replay tag not durable (store not writable)",
         }
     }
 
@@ -201,7 +206,8 @@ fn upper(i: usize) -> u64 {
 pub struct NodeStats {
     /// Datagrams received.
     pub received: u64,
-    /// Packets unwrapped and sent on to the next hop.
+    /// Packets unwrapped and handed on for the next hop (in disk mode one
+    /// may still be dropped as [`DropReason::NotDurable`]).
     pub forwarded: u64,
     /// Payloads delivered to the service at this node.
     pub delivered: u64,
@@ -218,6 +224,11 @@ pub struct NodeStats {
     /// How much later than its `node_delay` each forwarded packet left
     /// (never negative: packets are never sent early).
     pub lateness: Histogram,
+    /// Disk mode: how long each packet, once due, still waited for its
+    /// replay tag's group to be durable.
+    pub durable_wait: Histogram,
+    /// Disk mode: group commits made.
+    pub commits: u64,
     /// Inserts into the current epoch's filter at shutdown.
     pub filter_len: usize,
     /// Log lines not written (rate limit, or the writer falling behind).
@@ -306,6 +317,17 @@ pub fn print_nodes(nodes: &[NodeStats]) {
     for (i, n) in nodes.iter().enumerate() {
         for (why, count) in n.drops.iter() {
             println!("n{i}: dropped {count} ({})", why.name());
+        }
+        if n.commits > 0 {
+            let us = |q| n.durable_wait.quantile(q).as_micros();
+            println!(
+                "n{i}: disk mode: {} group commits; due packets waited for their tag's group \
+                 p50 {} µs, p99 {} µs, max {} µs",
+                n.commits,
+                us(0.5),
+                us(0.99),
+                n.durable_wait.max().as_micros()
+            );
         }
         if n.log_suppressed > 0 {
             println!("n{i}: {} log lines not written", n.log_suppressed);

@@ -1,47 +1,14 @@
 //! A node's statistics take the same memory however many packets it
-//! handles: a counting allocator measures the heap a run's report owns
+//! handles: a counting allocator (`allocation-counter`) measures the heap a run's report owns
 //! (what dropping it frees) after a short run and after one four times as
 //! long.
 
 // Tests unwrap, index and panic freely; the library denies all of this.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use kemsphinx_mixnet::{Config, run};
-
-/// Counts the bytes freed by threads that asked to be watched.
-struct Counting;
-
-static FREED: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    static WATCHED: Cell<bool> = const { Cell::new(false) };
-}
-
-// SAFETY: defers every call to the system allocator unchanged. (Only this
-// test harness needs unsafe code.)
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if WATCHED.with(Cell::get) {
-            FREED.fetch_add(layout.size(), Ordering::SeqCst);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 /// The heap owned by the report of a run of `packets` requests.
 fn report_heap(packets: u64) -> usize {
@@ -55,11 +22,9 @@ fn report_heap(packets: u64) -> usize {
     };
     let report = run(&cfg).unwrap();
     assert_eq!(report.client.replies_ok, packets);
-    let before = FREED.load(Ordering::SeqCst);
-    WATCHED.with(|w| w.set(true));
-    drop(report);
-    WATCHED.with(|w| w.set(false));
-    FREED.load(Ordering::SeqCst) - before
+    // What dropping it frees: what the drop allocated less its net change.
+    let dropped = allocation_counter::measure(|| drop(report));
+    usize::try_from(i128::from(dropped.bytes_total) - i128::from(dropped.bytes_current)).unwrap()
 }
 
 #[test]

@@ -4,10 +4,12 @@
 //! same seeds on each and require identical keys, shared secrets and
 //! errors.
 //!
-//! The keys here run the same code as [`super::PrivateKey`] and
-//! [`super::PublicKey`] (the adapter, the combiner, the encodings and
-//! validation are generic over the backend); only the backend differs.
-//! Never use them outside tests.
+//! Stateless: each function takes a [`Backend`] and encodings, loads what
+//! it needs on that backend, runs one operation and returns encodings, so
+//! that nothing backend-typed outlives a call. The code behind each is the
+//! code behind [`super::PrivateKey`] and [`super::PublicKey`] (the adapter,
+//! the combiner, the encodings and validation are generic over the
+//! backend); only the backend differs. Never use them outside tests.
 
 use zeroize::Zeroizing;
 
@@ -16,7 +18,7 @@ use super::{
     Ciphertext, DebugIntermediates, PublicCore, SecretCore, SharedSecret, X25519_LEN, backend,
 };
 use crate::error::Error;
-use crate::geometry::{KEY_SEED_LEN, PRIVATE_KEY_LEN, PUBLIC_KEY_LEN};
+use crate::geometry::{KEY_SEED_LEN, MLKEM_CT_LEN, MLKEM_EK_LEN, PRIVATE_KEY_LEN, PUBLIC_KEY_LEN};
 
 /// A KEM backend compiled into this build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -35,23 +37,16 @@ pub enum Backend {
     RustCrypto,
 }
 
-/// Every backend compiled in.
-#[cfg(all(feature = "libcrux", feature = "rustcrypto"))]
-const ALL: [Backend; 3] = [
-    Backend::Libcrux,
-    Backend::LibcruxPortable,
-    Backend::RustCrypto,
-];
-/// Every backend compiled in.
-#[cfg(all(feature = "libcrux", not(feature = "rustcrypto")))]
-const ALL: [Backend; 2] = [Backend::Libcrux, Backend::LibcruxPortable];
-/// Every backend compiled in.
-#[cfg(all(not(feature = "libcrux"), feature = "rustcrypto"))]
-const ALL: [Backend; 1] = [Backend::RustCrypto];
-
 impl Backend {
     /// Every backend compiled into this build.
-    pub const ALL: &'static [Self] = &ALL;
+    pub const ALL: &'static [Self] = &[
+        #[cfg(feature = "libcrux")]
+        Self::Libcrux,
+        #[cfg(feature = "libcrux")]
+        Self::LibcruxPortable,
+        #[cfg(feature = "rustcrypto")]
+        Self::RustCrypto,
+    ];
 
     /// The backend [`super::PrivateKey`] and [`super::PublicKey`] run on.
     #[cfg(feature = "rustcrypto")]
@@ -74,236 +69,151 @@ impl Backend {
     }
 }
 
-/// The backend types behind each name.
+/// libcrux's portable ML-KEM with HACL\*'s portable X25519.
 #[cfg(feature = "libcrux")]
 type LibcruxPortable = seam::Pair<seam::libcrux::MlKemPortable, seam::libcrux::Hacl>;
 
-/// A backend type with its variants of [`AnyPair`] and [`AnyPublic`].
-trait Named: seam::Backend + Sized {
-    /// The key pair as an [`AnyPair`].
-    fn pair(s: SecretCore<Self>, p: PublicCore<Self>) -> AnyPair;
-    /// The public key as an [`AnyPublic`].
-    fn public(p: PublicCore<Self>) -> AnyPublic;
-}
-
-/// [`Named`] for the backend type `$ty`, variant `$v`.
-macro_rules! named {
-    ($ty:ty, $v:ident) => {
-        impl Named for $ty {
-            fn pair(s: SecretCore<Self>, p: PublicCore<Self>) -> AnyPair {
-                AnyPair::$v(s, p)
-            }
-            fn public(p: PublicCore<Self>) -> AnyPublic {
-                AnyPublic::$v(p)
-            }
-        }
-    };
-}
-
-#[cfg(feature = "libcrux")]
-named!(backend::Libcrux, Libcrux);
-#[cfg(feature = "libcrux")]
-named!(LibcruxPortable, LibcruxPortable);
-#[cfg(feature = "rustcrypto")]
-named!(backend::RustCrypto, RustCrypto);
-
-/// Run `$body` with `$B` the backend type named by `$backend`.
-macro_rules! with_backend {
-    ($backend:expr, $B:ident => $body:expr) => {
-        match $backend {
-            #[cfg(feature = "libcrux")]
-            Backend::Libcrux => {
-                type $B = backend::Libcrux;
-                $body
-            }
-            #[cfg(feature = "libcrux")]
-            Backend::LibcruxPortable => {
-                type $B = LibcruxPortable;
-                $body
-            }
-            #[cfg(feature = "rustcrypto")]
-            Backend::RustCrypto => {
-                type $B = backend::RustCrypto;
-                $body
+/// Each `fn name(args) -> T { B => body }` becomes
+/// `pub fn name(backend: Backend, args) -> T`, running `body` with `B` the
+/// backend type that `backend` names.
+macro_rules! per_backend {
+    ($(
+        $(#[$attr:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty { $B:ident => $body:expr }
+    )*) => {$(
+        $(#[$attr])*
+        pub fn $name(backend: Backend, $($arg: $ty),*) -> $ret {
+            match backend {
+                #[cfg(feature = "libcrux")]
+                Backend::Libcrux => {
+                    type $B = backend::Libcrux;
+                    $body
+                }
+                #[cfg(feature = "libcrux")]
+                Backend::LibcruxPortable => {
+                    type $B = LibcruxPortable;
+                    $body
+                }
+                #[cfg(feature = "rustcrypto")]
+                Backend::RustCrypto => {
+                    type $B = backend::RustCrypto;
+                    $body
+                }
             }
         }
-    };
+    )*};
 }
 
-/// A key pair on one backend.
-enum AnyPair {
-    #[cfg(feature = "libcrux")]
-    Libcrux(SecretCore<backend::Libcrux>, PublicCore<backend::Libcrux>),
-    #[cfg(feature = "libcrux")]
-    LibcruxPortable(SecretCore<LibcruxPortable>, PublicCore<LibcruxPortable>),
-    #[cfg(feature = "rustcrypto")]
-    RustCrypto(
-        SecretCore<backend::RustCrypto>,
-        PublicCore<backend::RustCrypto>,
-    ),
-}
-
-/// Run `$body` with `$s` and `$p` the secret and public halves of `$pair`.
-macro_rules! with_pair {
-    ($pair:expr, ($s:ident, $p:ident) => $body:expr) => {
-        match $pair {
-            #[cfg(feature = "libcrux")]
-            AnyPair::Libcrux($s, $p) => $body,
-            #[cfg(feature = "libcrux")]
-            AnyPair::LibcruxPortable($s, $p) => $body,
-            #[cfg(feature = "rustcrypto")]
-            AnyPair::RustCrypto($s, $p) => $body,
-        }
-    };
-}
-
-/// A public key on one backend.
-enum AnyPublic {
-    #[cfg(feature = "libcrux")]
-    Libcrux(PublicCore<backend::Libcrux>),
-    #[cfg(feature = "libcrux")]
-    LibcruxPortable(PublicCore<LibcruxPortable>),
-    #[cfg(feature = "rustcrypto")]
-    RustCrypto(PublicCore<backend::RustCrypto>),
-}
-
-/// A private key loaded on one backend.
-pub struct BackendPrivateKey(AnyPair);
-
-impl BackendPrivateKey {
-    /// As [`super::PrivateKey::from_seed`], on `backend`.
+per_backend! {
+    /// The encoding of [`super::PrivateKey::from_seed`]`(seed)`, derived
+    /// on `backend`.
     #[must_use]
-    pub fn from_seed(backend: Backend, seed: &[u8; KEY_SEED_LEN]) -> Self {
-        Self(with_backend!(backend, B => {
+    fn private_key(seed: &[u8; KEY_SEED_LEN]) -> Zeroizing<[u8; PRIVATE_KEY_LEN]> {
+        B => {
             let (s, p) = SecretCore::<B>::from_seed(seed);
-            B::pair(s, p)
-        }))
+            s.to_bytes(&p)
+        }
     }
 
-    /// As [`super::PrivateKey::from_bytes`], on `backend`.
+    /// [`super::PrivateKey::from_bytes`] on `backend`, encoded again.
     ///
     /// # Errors
     /// As [`super::PrivateKey::from_bytes`].
-    pub fn from_bytes(backend: Backend, bytes: &[u8; PRIVATE_KEY_LEN]) -> Result<Self, Error> {
-        with_backend!(backend, B => {
-            let (s, p) = SecretCore::<B>::from_bytes(bytes)?;
-            Ok(Self(B::pair(s, p)))
-        })
+    fn load_private_key(
+        bytes: &[u8; PRIVATE_KEY_LEN],
+    ) -> Result<Zeroizing<[u8; PRIVATE_KEY_LEN]>, Error> {
+        B => SecretCore::<B>::from_bytes(bytes).map(|(s, p)| s.to_bytes(&p))
     }
 
-    /// The 1,280-byte encoding.
-    #[must_use]
-    pub fn to_bytes(&self) -> Zeroizing<[u8; PRIVATE_KEY_LEN]> {
-        with_pair!(&self.0, (s, p) => s.to_bytes(p))
-    }
-
-    /// The public key's 1,216-byte encoding.
-    #[must_use]
-    pub fn public_key_bytes(&self) -> [u8; PUBLIC_KEY_LEN] {
-        with_pair!(&self.0, (_s, p) => p.bytes)
-    }
-
-    /// As [`super::PrivateKey::decapsulate`].
+    /// The public key of a private key encoding, loaded on `backend`.
     ///
     /// # Errors
-    /// As [`super::PrivateKey::decapsulate`].
-    pub fn decapsulate(&self, ct: &Ciphertext) -> Result<SharedSecret, Error> {
-        with_pair!(&self.0, (s, p) => s.decapsulate_traced(p, ct).map(|(ss, _)| ss))
+    /// As [`super::PrivateKey::from_bytes`].
+    fn public_key(private: &[u8; PRIVATE_KEY_LEN]) -> Result<[u8; PUBLIC_KEY_LEN], Error> {
+        B => SecretCore::<B>::from_bytes(private).map(|(_, p)| p.bytes)
     }
 
-    /// As [`super::debug_decapsulate`].
-    ///
-    /// # Errors
-    /// As [`super::PrivateKey::decapsulate`].
-    pub fn debug_decapsulate(&self, ct: &Ciphertext) -> Result<DebugIntermediates, Error> {
-        with_pair!(&self.0, (s, p) => {
-            s.decapsulate_traced(p, ct).map(DebugIntermediates::from_trace)
-        })
-    }
-}
-
-/// A public key loaded on one backend.
-pub struct BackendPublicKey(AnyPublic);
-
-impl BackendPublicKey {
-    /// As [`super::PublicKey::from_bytes`], on `backend`.
+    /// [`super::PublicKey::from_bytes`] on `backend`, encoded again.
     ///
     /// # Errors
     /// As [`super::PublicKey::from_bytes`].
-    pub fn from_bytes(backend: Backend, bytes: &[u8; PUBLIC_KEY_LEN]) -> Result<Self, Error> {
-        with_backend!(backend, B => {
-            let p = PublicCore::<B>::from_bytes(bytes)?;
-            Ok(Self(B::public(p)))
-        })
+    fn load_public_key(bytes: &[u8; PUBLIC_KEY_LEN]) -> Result<[u8; PUBLIC_KEY_LEN], Error> {
+        B => PublicCore::<B>::from_bytes(bytes).map(|p| p.bytes)
     }
 
-    /// The 1,216-byte encoding.
-    #[must_use]
-    pub fn to_bytes(&self) -> [u8; PUBLIC_KEY_LEN] {
-        match &self.0 {
-            #[cfg(feature = "libcrux")]
-            AnyPublic::Libcrux(p) => p.bytes,
-            #[cfg(feature = "libcrux")]
-            AnyPublic::LibcruxPortable(p) => p.bytes,
-            #[cfg(feature = "rustcrypto")]
-            AnyPublic::RustCrypto(p) => p.bytes,
-        }
-    }
-
-    /// As [`super::PublicKey::encapsulate_deterministic`].
+    /// `hazmat::encapsulate_deterministic` to the public key
+    /// `public`, loaded on `backend`.
     ///
     /// # Errors
-    /// As [`super::PublicKey::encapsulate`].
-    pub fn encapsulate_deterministic(
-        &self,
+    /// As [`super::PublicKey::from_bytes`] and
+    /// `hazmat::encapsulate`.
+    fn encapsulate_deterministic(
+        public: &[u8; PUBLIC_KEY_LEN],
         x25519_ephemeral: &[u8; X25519_LEN],
         mlkem_m: &[u8; 32],
     ) -> Result<(Ciphertext, SharedSecret), Error> {
-        match &self.0 {
-            #[cfg(feature = "libcrux")]
-            AnyPublic::Libcrux(p) => p.encapsulate_with(x25519_ephemeral, mlkem_m),
-            #[cfg(feature = "libcrux")]
-            AnyPublic::LibcruxPortable(p) => p.encapsulate_with(x25519_ephemeral, mlkem_m),
-            #[cfg(feature = "rustcrypto")]
-            AnyPublic::RustCrypto(p) => p.encapsulate_with(x25519_ephemeral, mlkem_m),
+        B => PublicCore::<B>::from_bytes(public)?.encapsulate_with(x25519_ephemeral, mlkem_m)
+    }
+
+    /// `hazmat::decapsulate` with the private key `private`,
+    /// loaded on `backend`.
+    ///
+    /// # Errors
+    /// As [`super::PrivateKey::from_bytes`] and
+    /// `hazmat::decapsulate`.
+    fn decapsulate(private: &[u8; PRIVATE_KEY_LEN], ct: &Ciphertext) -> Result<SharedSecret, Error> {
+        B => {
+            let (s, p) = SecretCore::<B>::from_bytes(private)?;
+            s.decapsulate_traced(&p, ct).map(|(ss, _)| ss)
         }
     }
-}
 
-/// `X25519(secret, point)` on `backend`'s X25519, or `None` when it is all
-/// zero.
-#[must_use]
-pub fn x25519(
-    backend: Backend,
-    secret: &[u8; X25519_LEN],
-    point: &[u8; X25519_LEN],
-) -> Option<[u8; X25519_LEN]> {
-    with_backend!(backend, B => {
-        <B as seam::Backend>::X25519::shared_secret(secret, point).map(|s| *s)
-    })
-}
+    /// `hazmat::debug_decapsulate` with the private key `private`, loaded
+    /// on `backend`.
+    ///
+    /// # Errors
+    /// As [`decapsulate`].
+    fn debug_decapsulate(
+        private: &[u8; PRIVATE_KEY_LEN],
+        ct: &Ciphertext,
+    ) -> Result<DebugIntermediates, Error> {
+        B => {
+            let (s, p) = SecretCore::<B>::from_bytes(private)?;
+            s.decapsulate_traced(&p, ct).map(DebugIntermediates::from_trace)
+        }
+    }
 
-/// `X25519(secret, 9)` on `backend`'s X25519.
-#[must_use]
-pub fn x25519_base_point(backend: Backend, secret: &[u8; X25519_LEN]) -> [u8; X25519_LEN] {
-    with_backend!(backend, B => <B as seam::Backend>::X25519::base_point(secret))
-}
+    /// `X25519(secret, point)` on `backend`'s X25519, or `None` when it is
+    /// all zero.
+    #[must_use]
+    fn x25519(
+        secret: &[u8; X25519_LEN],
+        point: &[u8; X25519_LEN],
+    ) -> Option<[u8; X25519_LEN]> {
+        B => <B as seam::Backend>::X25519::shared_secret(secret, point).map(|s| *s)
+    }
 
-/// ML-KEM-768 on `backend`: the encapsulation key that the seed `d ‖ z`
-/// derives, and the decapsulation of `ct` with that key.
-#[must_use]
-pub fn mlkem_decapsulate(
-    backend: Backend,
-    seed: &[u8; 64],
-    ct: &[u8; crate::geometry::MLKEM_CT_LEN],
-) -> ([u8; crate::geometry::MLKEM_EK_LEN], [u8; 32]) {
-    with_backend!(backend, B => {
-        let dk = <B as seam::Backend>::MlKem::expand(seed);
-        (
-            <B as seam::Backend>::MlKem::encapsulation_key_bytes(&dk),
-            *<B as seam::Backend>::MlKem::decapsulate(&dk, ct),
-        )
-    })
+    /// `X25519(secret, 9)` on `backend`'s X25519.
+    #[must_use]
+    fn x25519_base_point(secret: &[u8; X25519_LEN]) -> [u8; X25519_LEN] {
+        B => <B as seam::Backend>::X25519::base_point(secret)
+    }
+
+    /// ML-KEM-768 on `backend`: the encapsulation key that the seed `d ‖ z`
+    /// derives, and the decapsulation of `ct` with that key.
+    #[must_use]
+    fn mlkem_decapsulate(
+        seed: &[u8; 64],
+        ct: &[u8; MLKEM_CT_LEN],
+    ) -> ([u8; MLKEM_EK_LEN], [u8; 32]) {
+        B => {
+            let dk = <B as seam::Backend>::MlKem::expand(seed);
+            (
+                <B as seam::Backend>::MlKem::encapsulation_key_bytes(&dk),
+                *<B as seam::Backend>::MlKem::decapsulate(&dk, ct),
+            )
+        }
+    }
 }
 
 /// Whether [`Backend::Libcrux`] expands ML-KEM keys for libcrux's AVX2 code
@@ -315,12 +225,12 @@ pub fn mlkem_avx2_active() -> bool {
     seam::libcrux::use_avx2()
 }
 
-/// Whether [`Backend::Libcrux`] runs X25519 on verified assembly in this
+/// Whether the `libcrux` backend runs X25519 on verified assembly in this
 /// process: the features `libcrux` and `x25519-asm` are on, the CPU has
 /// every instruction the assembly needs, and the build is neither forced
 /// portable (`--cfg kemsphinx_backend="portable"`) nor built with debug
-/// assertions. The public types use it
-/// exactly when this holds and libcrux is the selected backend.
+/// assertions. The public types use it exactly when this holds and libcrux
+/// is the selected backend.
 #[must_use]
 pub fn x25519_asm_active() -> bool {
     seam::x25519_asm_active()

@@ -162,6 +162,15 @@ impl PartialEq for PublicKey {
 
 impl Eq for PublicKey {}
 
+/// Hashes the 1,216-byte encoding, as `==` compares it, so a public key can
+/// key a map (a node's directory of peers). A public key is public: neither
+/// needs to run in constant time.
+impl core::hash::Hash for PublicKey {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.core.bytes.hash(state);
+    }
+}
+
 impl fmt::Debug for PublicKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "PublicKey(")?;

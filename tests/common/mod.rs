@@ -1,12 +1,21 @@
 //! Helpers shared by the integration tests: a seeded RNG, mix nodes and
-//! paths (from the support crate), per-hop commands, payloads.
+//! paths, per-hop commands, payloads. Written against the public API and
+//! crates.io dev-dependencies only, so that the tests that use it build
+//! and run from the published package too (the workspace's
+//! `kemsphinx-support` crate is not published).
 
 #![allow(dead_code)]
 
 use chacha20::ChaCha20Rng;
-use kemsphinx::{Command, Path, RecipientId, SurbId};
-pub(crate) use kemsphinx_support::Node;
+use kemsphinx::geometry::{HOPS, KEY_SEED_LEN, NODE_ID_LEN};
+use kemsphinx::{Command, Hop, NodeId, Path, PrivateKey, RecipientId, SurbId};
 use rand_core::{Rng, SeedableRng};
+
+/// A mix node: its id and its key pair.
+pub(crate) struct Node {
+    pub(crate) id: NodeId,
+    pub(crate) key: PrivateKey,
+}
 
 /// A deterministic RNG for reproducible tests.
 pub(crate) fn rng(seed: u64) -> ChaCha20Rng {
@@ -14,8 +23,22 @@ pub(crate) fn rng(seed: u64) -> ChaCha20Rng {
 }
 
 /// Four nodes with keys from random seeds and random ids.
+/// For each node in turn: 96 bytes of key seed, then 32 bytes of id (the
+/// order the workspace's fixtures use, so that the same seed gives the same
+/// nodes there).
 pub(crate) fn nodes(rng: &mut ChaCha20Rng) -> Vec<Node> {
-    kemsphinx_support::nodes(rng).into()
+    (0..HOPS)
+        .map(|_| {
+            let mut seed = [0u8; KEY_SEED_LEN];
+            let mut id = [0u8; NODE_ID_LEN];
+            rng.fill_bytes(&mut seed);
+            rng.fill_bytes(&mut id);
+            Node {
+                id: NodeId(id),
+                key: PrivateKey::from_seed(&seed),
+            }
+        })
+        .collect()
 }
 
 /// Per-hop commands: a delay for the first three hops, then the terminal's.
@@ -43,7 +66,16 @@ pub(crate) fn reply_to(recipient: [u8; 32], surb_id: [u8; 16]) -> Vec<Command> {
 
 /// The path over four `nodes` with four lists of `commands`.
 pub(crate) fn path<'a>(nodes: &'a [Node], commands: &'a [Vec<Command>]) -> Path<'a> {
-    kemsphinx_support::nodes_path(nodes, commands).unwrap()
+    assert_eq!(
+        (nodes.len(), commands.len()),
+        (HOPS, HOPS),
+        "a path has four hops"
+    );
+    core::array::from_fn(|i| Hop {
+        id: nodes[i].id,
+        public_key: nodes[i].key.public_key(),
+        commands: &commands[i],
+    })
 }
 
 /// A random payload.

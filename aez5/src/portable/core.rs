@@ -215,9 +215,9 @@ impl Keys {
         }
     }
 
-    /// Encipher (or decipher) `buf`, at least 32 bytes, in place.
-    pub(crate) fn core(&self, delta: &Blk, buf: &mut [u8], dir: Dir) {
-        let Some(Parts {
+    /// Encipher (or decipher) an input of 32 bytes or more in place.
+    pub(crate) fn core(&self, delta: &Blk, parts: Parts<'_>, dir: Dir) {
+        let Parts {
             pairs,
             ends:
                 Ends {
@@ -225,10 +225,7 @@ impl Keys {
                     x: mx,
                     y: my,
                 },
-        }) = Parts::split(buf)
-        else {
-            return;
-        };
+        } = parts;
         // The only direction-dependent tweaks: (0,1)/(0,2) and (-1,1)/(-1,2).
         let (e01, e02) = (self.e0(1), self.e0(2));
         let (l1, l2, l4, l5) = (self.kl(1), self.kl(2), self.kl(4), self.kl(5));

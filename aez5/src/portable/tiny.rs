@@ -8,7 +8,7 @@
 //! public length.
 
 use crate::Dir;
-use crate::block::{Blk, wipe};
+use crate::block::{Blk, Tiny, wipe};
 use crate::keys::Keys;
 
 /// The leftmost bit of a block, `10*` as a 128-bit string.
@@ -32,14 +32,10 @@ impl Keys {
     }
 
     /// Encipher or decipher `buf` (1–31 bytes) in place with AEZ-tiny.
-    pub(crate) fn tiny(&self, delta: &Blk, buf: &mut [u8], dir: Dir) {
-        let len = buf.len();
-        let Ok(len32 @ 1..32) = u32::try_from(len) else {
-            return;
-        };
-        let mu = len32 * 8; // |M| in bits
+    pub(crate) fn tiny(&self, delta: &Blk, mut buf: Tiny<'_>, dir: Dir) {
+        let mu = buf.bits(); // |M| in bits, 8 ≤ |M| ≤ 248
         // Half length in bits; 4 ≤ n ≤ 124, so every shift below is in range.
-        let n = len32 * 4;
+        let n = mu / 2;
         let mask = u128::MAX << (128 - n);
         let d = u128::from_be_bytes(*delta);
 
@@ -53,7 +49,7 @@ impl Keys {
         };
 
         let mut bytes = [[0u8; 16]; 2];
-        for (dst, src) in bytes.as_flattened_mut().iter_mut().zip(buf.iter()) {
+        for (dst, src) in bytes.as_flattened_mut().iter_mut().zip(buf.bytes().iter()) {
             *dst = *src;
         }
         let [hi, lo] = bytes;
@@ -88,7 +84,7 @@ impl Keys {
         }
 
         bytes = [out_hi.to_be_bytes(), out_lo.to_be_bytes()];
-        for (dst, src) in buf.iter_mut().zip(bytes.as_flattened().iter()) {
+        for (dst, src) in buf.bytes().iter_mut().zip(bytes.as_flattened().iter()) {
             *dst = *src;
         }
         wipe(&mut bytes);

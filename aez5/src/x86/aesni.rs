@@ -377,13 +377,11 @@ pub(super) fn after(
     store(p.x, xor(xor(mid.sy, delta), xor(xor(y, uv), ey)));
 }
 
-/// AEZ-core on AES-NI: encipher or decipher `buf` (at least 32 bytes) in
-/// place under the tweak's `Δ`.
+/// AEZ-core on AES-NI: encipher or decipher an input of 32 bytes or more
+/// in place under the tweak's `Δ`.
 #[target_feature(enable = "aes")]
-pub(super) fn crypt(k: &Keys, tweak: Tweak<'_>, buf: &mut [u8], dir: Dir) {
-    let Some(Parts { pairs, mut ends }) = Parts::split(buf) else {
-        return;
-    };
+pub(super) fn crypt(k: &Keys, tweak: Tweak<'_>, parts: Parts<'_>, dir: Dir) {
+    let Parts { pairs, mut ends } = parts;
     let rk = Rk::new(k);
     let delta = delta(&rk, k, tweak);
     let mut tail = Wiped([[ZERO; 2]; LANES]);

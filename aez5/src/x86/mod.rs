@@ -1,6 +1,7 @@
 //! The fast paths: AEZ-core with its whole state in registers, on AES-NI
-//! ([`aesni`], eight blocks in flight), 256-bit VAES ([`vaes`], two blocks
-//! per instruction) or 512-bit VAES ([`vaes512`], four), chosen once per
+//! ([`aesni`], eight blocks in flight), 256-bit VAES ([`vaes::w256`], two
+//! blocks per instruction) or 512-bit VAES ([`vaes::w512`], four; one
+//! driver, [`vaes`], for both widths), chosen once per
 //! process from CPUID. AEZ-tiny, AEZ-hash of associated data and AEZ-prf
 //! stay on the portable code (they are not on the hot path); the hash of a
 //! 16-byte nonce and the AES4/AES10 calls around AEZ-core's two passes run
@@ -20,7 +21,6 @@
 
 mod aesni;
 mod vaes;
-mod vaes512;
 
 use core::arch::x86_64::{
     __cpuid_count, __m128i, __m256i, __m512i, _mm_loadu_si128, _mm_storeu_si128,
@@ -28,7 +28,7 @@ use core::arch::x86_64::{
 };
 use core::sync::atomic::{AtomicU8, Ordering};
 
-use crate::block::{Blk, wipe};
+use crate::block::{Blk, Parts, wipe};
 use crate::keys::Keys;
 use crate::{Backend, Dir, Tweak};
 
@@ -126,21 +126,21 @@ impl Fast {
         }
     }
 
-    /// AEZ-core over `buf` (32 bytes or more; shorter input is left alone).
-    pub(crate) fn crypt(self, keys: &Keys, tweak: Tweak<'_>, buf: &mut [u8], dir: Dir) {
+    /// AEZ-core over an input of 32 bytes or more.
+    pub(crate) fn crypt(self, keys: &Keys, tweak: Tweak<'_>, parts: Parts<'_>, dir: Dir) {
         match self.0 {
             // SAFETY: `Kind::AesNi` is only made after CPUID reported
             // AES-NI (`caps`), the one feature `aesni::crypt` enables beyond
             // the x86-64 baseline.
-            Kind::AesNi => unsafe { aesni::crypt(keys, tweak, buf, dir) },
+            Kind::AesNi => unsafe { aesni::crypt(keys, tweak, parts, dir) },
             // SAFETY: `Kind::Vaes` is only made after CPUID reported
             // AES-NI, AVX2 (with the OS saving ymm state) and VAES, the
-            // features `vaes::crypt` enables.
-            Kind::Vaes => unsafe { vaes::crypt(keys, tweak, buf, dir) },
+            // features `vaes::w256::crypt` enables.
+            Kind::Vaes => unsafe { vaes::w256::crypt(keys, tweak, parts, dir) },
             // SAFETY: `Kind::Vaes512` is only made after CPUID reported all
             // of the above and AVX-512F (with the OS saving zmm state), the
-            // features `vaes512::crypt` enables.
-            Kind::Vaes512 => unsafe { vaes512::crypt(keys, tweak, buf, dir) },
+            // features `vaes::w512::crypt` enables.
+            Kind::Vaes512 => unsafe { vaes::w512::crypt(keys, tweak, parts, dir) },
         }
     }
 }

@@ -11,8 +11,8 @@ use kemsphinx::{
 use rand_core::SeedableRng;
 use serde_json::Value;
 
-use super::json::{Outcome, bytes, string};
 use super::packets::{creator_commands, path_from_public};
+use crate::json::{Outcome, bytes, string};
 
 /// The vector vocabulary's name for an error.
 pub fn error_class(e: &Error) -> &'static str {
@@ -150,7 +150,7 @@ fn create_surb_case(case: &Value) -> Result<Seen, String> {
 
 /// The public keys of `nodes`, loaded (a refused key is a malformed case).
 fn public_keys(case: &Value) -> Result<Vec<PublicKey>, String> {
-    super::json::list(case, "nodes")?
+    crate::json::list(case, "nodes")?
         .iter()
         .map(|n| {
             PublicKey::try_from(&bytes(n, "public_key")?[..])

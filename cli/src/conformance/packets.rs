@@ -9,9 +9,9 @@ use kemsphinx::{Command, NodeId, Path, PrivateKey, PublicKey, Surb, SurbKeys, ha
 use kemsphinx_support::decode;
 use serde_json::Value;
 
-use super::json::{Outcome, array, bytes, decode_value, list, same};
 use super::primitives::from_randomness;
 use crate::case::{self, Terminal};
+use crate::json::{Outcome, array, bytes, decode_value, list, same};
 
 /// One node of a case: id and loaded key.
 pub(crate) struct Node {

@@ -1,29 +1,16 @@
 //! Checks for the KEM and the per-hop primitives.
 
-use aez5::Aez;
 use kemsphinx::{PrivateKey, PublicKey, hazmat};
 use serde_json::Value;
 
-use crate::case::{KDF_FIELDS, decapsulation};
+use crate::case::{computed, decapsulation};
 
-use super::json::{Outcome, array, bytes, same, string};
+use crate::json::{Outcome, array, bytes, same, string};
 
 /// `kem`: decapsulation, key derivation and the combiner's intermediates.
 pub(crate) fn kem(case: &Value) -> Outcome {
     match string(case, "op")? {
-        "derive_key_pair" => {
-            let key = PrivateKey::from_seed(&array(case, "seed")?);
-            same(
-                "public key",
-                key.public_key().as_bytes(),
-                &bytes(case, "public_key")?,
-            )?;
-            same(
-                "private key",
-                &key.to_bytes()[..],
-                &bytes(case, "private_key")?,
-            )
-        }
+        "derive_key_pair" => primitive("derive_key_pair", case),
         op @ ("decapsulate" | "combiner") => {
             let key = PrivateKey::from_bytes(&array(case, "private_key")?)
                 .map_err(|e| format!("private key refused: {e}"))?;
@@ -75,52 +62,11 @@ pub(super) fn from_randomness(
     )
 }
 
-/// `aez`: the SPRP both ways (τ = 0, no AD, 48-byte key).
-pub(crate) fn aez(case: &Value) -> Outcome {
-    let aez = Aez::new(&array(case, "key")?);
-    let nonce = array(case, "nonce")?;
-    let plaintext = bytes(case, "plaintext")?;
-    let ciphertext = bytes(case, "ciphertext")?;
-    let mut buf = plaintext.clone();
-    aez.encipher(&nonce, &mut buf);
-    same("encipher", &buf, &ciphertext)?;
-    aez.decipher(&nonce, &mut buf);
-    same("decipher", &buf, &plaintext)
-}
-
-/// `kdf`: HKDF-Expand and its split into per-hop keys.
-pub(crate) fn kdf(case: &Value) -> Outcome {
-    let okm = hazmat::kdf(&array(case, "ikm")?);
-    same("okm", &okm[..], &bytes(case, "okm")?)?;
-    for (name, range) in KDF_FIELDS {
-        same(
-            name,
-            okm.get(range).unwrap_or_default(),
-            &bytes(case, name)?,
-        )?;
+/// `aez`, `kdf`, `stream`, `mac`, `replay_tag`: every field the inputs
+/// determine, recomputed and compared (`aez` both ways).
+pub(crate) fn primitive(kind: &str, case: &Value) -> Outcome {
+    for (name, got) in computed(kind, case)? {
+        same(name, &got, &bytes(case, name)?)?;
     }
     Ok(())
-}
-
-/// `stream`: the AES-256-CTR keystream prefix.
-pub(crate) fn stream(case: &Value) -> Outcome {
-    let want = bytes(case, "keystream")?;
-    let mut got = vec![0u8; want.len()];
-    hazmat::keystream(&array(case, "key")?, &array(case, "iv")?, &mut got);
-    same("keystream", &got, &want)
-}
-
-/// `mac`: HMAC-SHA256 with a 32-byte key.
-pub(crate) fn mac(case: &Value) -> Outcome {
-    same(
-        "mac",
-        &hazmat::mac(&array(case, "key")?, &bytes(case, "message")?),
-        &bytes(case, "mac")?,
-    )
-}
-
-/// `replay_tag`: SHA-512/256 of the KEM ciphertext.
-pub(crate) fn replay_tag(case: &Value) -> Outcome {
-    let tag = hazmat::replay_tag_of(&array(case, "kem_ciphertext")?);
-    same("replay tag", &tag.0, &bytes(case, "replay_tag")?)
 }

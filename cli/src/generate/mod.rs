@@ -10,19 +10,20 @@
 //! against the normal creation API fed with the same DRBG, so the corpus
 //! is exactly what `create_packet` / `create_surb` produce.
 
+pub(crate) mod drbg;
 mod negative;
 mod packets;
 mod primitives;
 mod scenario;
 
+use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitCode;
 
-use chacha20::ChaCha20Rng;
-use kemsphinx::geometry::PAYLOAD_LEN;
-use rand_core::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
+use self::drbg::{Drbg, Gen};
+use crate::case::hex;
 use crate::conformance::SCHEMA;
 
 /// The seed of the committed corpus (`vectors/own/`): the bytes 0x00..0x1f.
@@ -35,57 +36,6 @@ pub const DEFAULT_SEED: [u8; 32] = {
     }
     seed
 };
-
-/// A generation step that can fail (it never should: every failure is a
-/// bug in the library or the generator, reported instead of written).
-pub(crate) type Gen<T> = Result<T, String>;
-
-/// The DRBG of one file.
-pub(crate) struct Drbg(ChaCha20Rng);
-
-impl Drbg {
-    /// Stream `stream` of ChaCha20 keyed with `seed`.
-    fn new(seed: &[u8; 32], stream: u64) -> Self {
-        let mut rng = ChaCha20Rng::from_seed(*seed);
-        rng.set_stream(stream);
-        Self(rng)
-    }
-
-    /// The next `N` bytes.
-    pub(crate) fn array<const N: usize>(&mut self) -> [u8; N] {
-        let mut out = [0u8; N];
-        self.0.fill_bytes(&mut out);
-        out
-    }
-
-    /// The next `n` bytes.
-    pub(crate) fn bytes(&mut self, n: usize) -> Vec<u8> {
-        let mut out = vec![0u8; n];
-        self.0.fill_bytes(&mut out);
-        out
-    }
-
-    /// A payload of the next 10,156 bytes.
-    pub(crate) fn payload(&mut self) -> Box<[u8; PAYLOAD_LEN]> {
-        let mut out = Box::new([0u8; PAYLOAD_LEN]);
-        self.0.fill_bytes(&mut out[..]);
-        out
-    }
-
-    /// A copy of the generator in its current state, to feed the normal
-    /// creation API the same bytes that are about to be drawn explicitly.
-    pub(crate) fn fork(&self) -> ChaCha20Rng {
-        let mut copy = ChaCha20Rng::from_seed(self.0.get_seed());
-        copy.set_stream(self.0.get_stream());
-        copy.set_word_pos(self.0.get_word_pos());
-        copy
-    }
-}
-
-/// Lowercase hex, the corpus encoding.
-pub(crate) fn hex(bytes: impl AsRef<[u8]>) -> Value {
-    Value::String(hex::encode(bytes))
-}
 
 /// A file's case builder.
 type Build = fn(&mut Drbg) -> Gen<Vec<Value>>;
@@ -193,8 +143,8 @@ pub const USAGE: &str = "kemsphinx generate [--seed HEX32] DIR\n\
 
 /// `kemsphinx generate [--seed HEX] DIR`.
 #[must_use]
-pub fn main(args: &[String]) -> ExitCode {
-    match parse_args(args).and_then(|(seed, dir)| Ok((seed, write(&seed, Path::new(&dir))?))) {
+pub fn main(args: &[OsString]) -> ExitCode {
+    match parse_args(args).and_then(|(seed, dir)| Ok((seed, write(&seed, dir)?))) {
         Ok((seed, files)) => {
             for f in &files {
                 println!("wrote {}", f.display());
@@ -210,22 +160,24 @@ pub fn main(args: &[String]) -> ExitCode {
 }
 
 /// The seed and output folder from the arguments.
-fn parse_args(args: &[String]) -> Gen<([u8; 32], String)> {
+fn parse_args(args: &[OsString]) -> Gen<([u8; 32], &Path)> {
     let mut seed = DEFAULT_SEED;
     let mut dir = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--seed" => {
+        match arg.to_str() {
+            Some("--seed") => {
                 let text = it.next().ok_or("--seed needs a value")?;
-                seed = hex::decode(text)
+                seed = hex::decode(text.as_encoded_bytes())
                     .ok()
                     .and_then(|s| s.try_into().ok())
                     .ok_or("--seed must be 64 hex digits (32 bytes)")?;
             }
-            other if other.starts_with("--") => return Err(format!("unknown option {other}")),
-            other if dir.is_none() => dir = Some(other.to_owned()),
-            other => return Err(format!("unexpected argument {other}")),
+            Some(other) if other.starts_with("--") => {
+                return Err(format!("unknown option {other}"));
+            }
+            _ if dir.is_none() => dir = Some(Path::new(arg)),
+            _ => return Err(format!("unexpected argument {}", arg.to_string_lossy())),
         }
     }
     Ok((seed, dir.ok_or("missing output folder")?))

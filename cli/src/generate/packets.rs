@@ -5,11 +5,12 @@ use kemsphinx::geometry::PAYLOAD_LEN;
 use kemsphinx::{Command, RecipientId, SurbId};
 use serde_json::{Value, json};
 
+use super::drbg::{Drbg, Gen};
 use super::scenario::{
     Terminal, commands_json, encaps_json, forward_packet, make_surb, node_json, nodes,
     packets_json, path, walk,
 };
-use super::{Drbg, Gen, hex};
+use crate::case::hex;
 
 /// How a case's payload is chosen.
 #[derive(Clone, Copy)]

@@ -1,15 +1,15 @@
 //! Cases for the KEM and the per-hop primitives: `kem`, `aez`, `kdf`,
 //! `stream`, `mac`, `replay_tag`.
 
-use aez5::Aez;
 use kemsphinx::geometry::{
-    ENCRYPTED_PAYLOAD_LEN, KEM_CIPHERTEXT_LEN, KEY_SEED_LEN, STREAM_LEN, X25519_LEN, layout,
+    ENCRYPTED_PAYLOAD_LEN, KEM_CIPHERTEXT_LEN, KEY_SEED_LEN, X25519_LEN, layout,
 };
 use kemsphinx::{PrivateKey, hazmat};
 use serde_json::{Value, json};
 
-use super::{Drbg, Gen, hex};
-use crate::case::KDF_FIELDS;
+use super::drbg::{Drbg, Gen};
+use crate::case::computed;
+use crate::case::hex;
 
 /// Fixed encapsulation randomness: X25519 ephemeral secret, ML-KEM `m`.
 type Randomness = ([u8; 32], [u8; 32]);
@@ -23,7 +23,7 @@ pub(crate) fn kem(rng: &mut Drbg) -> Gen<Vec<Value>> {
         ("all-0xff seed", [0xff; KEY_SEED_LEN]),
     ];
     for (n, (what, seed)) in fixed.into_iter().enumerate() {
-        cases.push(derive(&format!("kem-derive-{n:02}"), &seed, what));
+        cases.push(derive(&format!("kem-derive-{n:02}"), &seed, what)?);
     }
     for n in 2..4 {
         let seed = rng.array::<KEY_SEED_LEN>();
@@ -31,7 +31,7 @@ pub(crate) fn kem(rng: &mut Drbg) -> Gen<Vec<Value>> {
             &format!("kem-derive-{n:02}"),
             &seed,
             "seed from the DRBG",
-        ));
+        )?);
     }
     let randomness: [(&str, Option<Randomness>); 5] = [
         ("randomness from the DRBG", None),
@@ -67,14 +67,9 @@ pub(crate) fn kem(rng: &mut Drbg) -> Gen<Vec<Value>> {
 }
 
 /// A `derive_key_pair` case.
-fn derive(id: &str, seed: &[u8; KEY_SEED_LEN], what: &str) -> Value {
-    let key = PrivateKey::from_seed(seed);
-    json!({
-        "id": id, "op": "derive_key_pair", "seed": hex(seed),
-        "public_key": hex(key.public_key().as_bytes()),
-        "private_key": hex(&key.to_bytes()[..]),
-        "note": what,
-    })
+fn derive(id: &str, seed: &[u8; KEY_SEED_LEN], what: &str) -> Gen<Value> {
+    let case = json!({ "id": id, "op": "derive_key_pair", "seed": hex(seed), "note": what });
+    filled("derive_key_pair", case)
 }
 
 /// A `decapsulate` or `combiner` case made by encapsulating with explicit
@@ -158,39 +153,26 @@ fn non_canonical(rng: &mut Drbg) -> Gen<Vec<Value>> {
 /// `aez`: the SPRP at every length 0..=64 and at the format's length.
 pub(crate) fn aez(rng: &mut Drbg) -> Gen<Vec<Value>> {
     let lengths = (0..=64).chain([ENCRYPTED_PAYLOAD_LEN, ENCRYPTED_PAYLOAD_LEN]);
-    Ok(lengths
-        .enumerate()
-        .map(|(n, len)| {
-            let key = rng.array::<48>();
-            let nonce = rng.array::<16>();
-            let plaintext = rng.bytes(len);
-            let mut ciphertext = plaintext.clone();
-            Aez::new(&key).encipher(&nonce, &mut ciphertext);
-            json!({
-                "id": format!("aez-{n:02}-len{len}"),
-                "key": hex(key), "nonce": hex(nonce),
-                "plaintext": hex(&plaintext), "ciphertext": hex(&ciphertext),
-            })
-        })
-        .collect())
+    let case = |(n, len)| {
+        let (key, nonce, plaintext) = (rng.array::<48>(), rng.array::<16>(), rng.bytes(len));
+        let id = format!("aez-{n:02}-len{len}");
+        let case =
+            json!({ "id": id, "key": hex(key), "nonce": hex(nonce), "plaintext": hex(plaintext) });
+        filled("aez", case)
+    };
+    lengths.enumerate().map(case).collect()
 }
 
 /// `kdf`: HKDF-Expand and its split.
 pub(crate) fn kdf(rng: &mut Drbg) -> Gen<Vec<Value>> {
     let ikms = [[0u8; 32], [0xff; 32], rng.array(), rng.array()];
-    Ok(ikms
-        .iter()
-        .enumerate()
-        .map(|(n, ikm)| {
-            let okm = hazmat::kdf(ikm);
-            let mut case =
-                json!({ "id": format!("kdf-{n:02}"), "ikm": hex(ikm), "okm": hex(&okm[..]) });
-            for (name, range) in KDF_FIELDS {
-                case[name] = hex(okm.get(range).unwrap_or_default());
-            }
-            case
-        })
-        .collect())
+    let case = |(n, ikm)| {
+        filled(
+            "kdf",
+            json!({ "id": format!("kdf-{n:02}"), "ikm": hex(ikm) }),
+        )
+    };
+    ikms.iter().enumerate().map(case).collect()
 }
 
 /// `stream`: the 6,010-byte keystream a hop uses, including counter
@@ -211,36 +193,29 @@ pub(crate) fn stream(rng: &mut Drbg) -> Gen<Vec<Value>> {
             carry,
         ),
     ];
-    Ok(ivs
-        .iter()
-        .enumerate()
-        .map(|(n, (what, iv))| {
-            let key = rng.array::<32>();
-            let mut keystream = vec![0u8; STREAM_LEN];
-            hazmat::keystream(&key, iv, &mut keystream);
-            json!({
-                "id": format!("stream-{n:02}"), "key": hex(key), "iv": hex(iv),
-                "keystream": hex(&keystream), "note": what,
-            })
-        })
-        .collect())
+    let case = |(n, (what, iv)): (usize, &(&str, [u8; 16]))| {
+        let (id, key) = (format!("stream-{n:02}"), rng.array::<32>());
+        filled(
+            "stream",
+            json!({ "id": id, "key": hex(key), "iv": hex(iv), "note": what }),
+        )
+    };
+    ivs.iter().enumerate().map(case).collect()
 }
 
 /// `mac` (a new kind): HMAC-SHA256 with a 32-byte key, including the
 /// header-prefix length the format MACs.
 pub(crate) fn mac(rng: &mut Drbg) -> Gen<Vec<Value>> {
-    Ok([0, 1, 64, 65, layout::packet::AUTHENTICATED.end]
-        .iter()
-        .enumerate()
-        .map(|(n, &len)| {
-            let key = rng.array::<32>();
-            let message = rng.bytes(len);
-            json!({
-                "id": format!("mac-{n:02}-len{len}"), "key": hex(key),
-                "message": hex(&message), "mac": hex(hazmat::mac(&key, &message)),
-            })
-        })
-        .collect())
+    let lengths = [0, 1, 64, 65, layout::packet::AUTHENTICATED.end];
+    let case = |(n, len)| {
+        let (key, message) = (rng.array::<32>(), rng.bytes(len));
+        let id = format!("mac-{n:02}-len{len}");
+        filled(
+            "mac",
+            json!({ "id": id, "key": hex(key), "message": hex(message) }),
+        )
+    };
+    lengths.into_iter().enumerate().map(case).collect()
 }
 
 /// `replay_tag`: SHA-512/256 of KEM ciphertexts.
@@ -250,14 +225,17 @@ pub(crate) fn replay_tag(rng: &mut Drbg) -> Gen<Vec<Value>> {
         [0xff; KEM_CIPHERTEXT_LEN],
         rng.array(),
     ];
-    Ok(cts
-        .iter()
-        .enumerate()
-        .map(|(n, ct)| {
-            json!({
-                "id": format!("replay-{n:02}"), "kem_ciphertext": hex(ct),
-                "replay_tag": hex(hazmat::replay_tag_of(ct).0),
-            })
-        })
-        .collect())
+    let case = |(n, ct)| {
+        let id = format!("replay-{n:02}");
+        filled("replay_tag", json!({ "id": id, "kem_ciphertext": hex(ct) }))
+    };
+    cts.iter().enumerate().map(case).collect()
+}
+
+/// `case` with every field its inputs determine filled in.
+fn filled(kind: &str, mut case: Value) -> Gen<Value> {
+    for (name, value) in computed(kind, &case)? {
+        case[name] = hex(value);
+    }
+    Ok(case)
 }

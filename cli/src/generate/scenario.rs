@@ -7,7 +7,8 @@ use kemsphinx::{Command, Path, Surb, SurbKeys, create_packet, create_surb, hazma
 use kemsphinx_support::{Node, encoded};
 use serde_json::{Value, json};
 
-use super::{Drbg, Gen, hex};
+use super::drbg::{Drbg, Gen};
+use crate::case::hex;
 pub(crate) use crate::case::{Terminal, Walk};
 
 /// A packet buffer.

@@ -2,7 +2,7 @@
 //! outcome this library gives (`expect`, and its exact error in
 //! `expect_detail`) and what the Go reference did with it.
 //!
-//! The cases are data ([`table`]); [`Base`] makes each one's inputs from
+//! The cases are data rows (`cases.txt`, read by [`table`]); [`Base`] makes each one's inputs from
 //! one scenario, as the table says. `expect` is written there by hand from
 //! SPEC.md §7, never read back from the library; every case is run through
 //! the conformance runner before anything is written. What the reference did
@@ -14,21 +14,23 @@
 mod table;
 
 use aez5::Aez;
-use kemsphinx::geometry::layout::{kdf, packet};
+use kemsphinx::geometry::layout::packet;
 use kemsphinx::geometry::{
     HOPS, MAC_LEN, PACKET_LEN, PAYLOAD_LEN, RECIPIENT_ID_LEN, SPRP_IV_LEN, SPRP_KEY_BLOCK_LEN,
     SPRP_KEY_LEN, SURB_ID_LEN, X25519_LEN,
 };
+use kemsphinx::hazmat::kdf_layout as kdf;
 use kemsphinx::{Command, RecipientId, Surb, SurbId, SurbKeys, hazmat, unwrap};
 use kemsphinx_support::{Node, area, encoded};
 use serde_json::{Map, Value, json};
 
 use self::table::{Cmd, Edit, Input, Op, Packet, Part, Spec};
+use super::drbg::{Drbg, Gen};
 use super::scenario::{
     Encap, Terminal, Walk, commands_json, forward_packet, make_surb, nodes, packet_buffer, parts,
     path, walk,
 };
-use super::{Drbg, Gen, hex};
+use crate::case::hex;
 
 /// What the Go reference did with each case (see `vectors/observed/README.md`).
 const OBSERVED: &str =
@@ -112,37 +114,28 @@ impl Base {
                     "packet": hex(self.packet(packet)?),
                 }),
             ),
-            Op::Edited(edited_input, edit) => {
-                let field = |input: Input| {
+            Op::Edited(edited, edit) => {
+                use Input::{EncryptedReply, Payload, PrivateKey, PublicKey, Surb, SurbKeys};
+                let (op, inputs): (_, &[_]) = match edited {
+                    Surb | Payload => ("reply_from_surb", &[("surb", Surb), ("payload", Payload)]),
+                    EncryptedReply | SurbKeys => (
+                        "decrypt_reply",
+                        &[("surb_keys", SurbKeys), ("encrypted_reply", EncryptedReply)],
+                    ),
+                    PrivateKey => ("load_private_key", &[("private_key", PrivateKey)]),
+                    PublicKey => ("load_public_key", &[("public_key", PublicKey)]),
+                };
+                let mut fields = json!({});
+                for &(name, input) in inputs {
                     let bytes = self.input(input)?;
-                    let bytes = if input == *edited_input {
+                    let bytes = if input == *edited {
                         self.edited(&bytes, edit)?
                     } else {
                         bytes
                     };
-                    Gen::Ok(hex(bytes))
-                };
-                match edited_input {
-                    Input::Surb | Input::Payload => (
-                        "reply_from_surb",
-                        json!({ "surb": field(Input::Surb)?, "payload": field(Input::Payload)? }),
-                    ),
-                    Input::EncryptedReply | Input::SurbKeys => (
-                        "decrypt_reply",
-                        json!({
-                            "surb_keys": field(Input::SurbKeys)?,
-                            "encrypted_reply": field(Input::EncryptedReply)?,
-                        }),
-                    ),
-                    Input::PrivateKey => (
-                        "load_private_key",
-                        json!({ "private_key": field(Input::PrivateKey)? }),
-                    ),
-                    Input::PublicKey => (
-                        "load_public_key",
-                        json!({ "public_key": field(Input::PublicKey)? }),
-                    ),
+                    fields[name] = hex(bytes);
                 }
+                (op, fields)
             }
             Op::Create {
                 surb,
@@ -214,13 +207,13 @@ impl Base {
         let pieces = area_parts
             .iter()
             .map(|part| {
-                Ok(match *part {
-                    Part::Whole(cmd) => encoded(&self.command(cmd)?),
-                    Part::Head(cmd, n) => encoded(&self.command(cmd)?)
-                        .get(..n)
+                Ok(match part {
+                    Part::Whole(cmd) => encoded(&self.command(*cmd)?),
+                    Part::Head(cmd, n) => encoded(&self.command(*cmd)?)
+                        .get(..*n)
                         .ok_or("command shorter than its head")?
                         .to_vec(),
-                    Part::Bytes(bytes) => bytes.to_vec(),
+                    Part::Bytes(bytes) => bytes.clone(),
                 })
             })
             .collect::<Gen<Vec<_>>>()?;
@@ -380,7 +373,7 @@ pub(crate) fn negative(rng: &mut Drbg) -> Gen<Vec<Value>> {
         .ok()
         .and_then(|doc| doc.get("cases")?.as_object().cloned())
         .ok_or("the observed reference outcomes have no `cases` object")?;
-    let cases = table::table()
+    let cases = table::table()?
         .iter()
         .map(|spec| {
             let id = format!("neg-own-{}", spec.id);
@@ -411,6 +404,7 @@ mod tests {
     fn the_observation_decides_library_choice() {
         let base = Base::new(&mut Drbg::new(&[7; 32], 9)).unwrap();
         let plain = table::table()
+            .unwrap()
             .into_iter()
             .find(|s| s.id == "unwrap-wrong-hop-key")
             .unwrap();

@@ -38,13 +38,6 @@ pub(crate) fn list<'a>(case: &'a Value, name: &str) -> Result<&'a Vec<Value>, St
         .ok_or_else(|| format!("field `{name}` is not a list"))
 }
 
-/// An unsigned integer field.
-pub(crate) fn number(case: &Value, name: &str) -> Result<u64, String> {
-    field(case, name)?
-        .as_u64()
-        .ok_or_else(|| format!("field `{name}` is not an unsigned integer"))
-}
-
 /// Decode one hex string.
 pub(crate) fn decode(s: &str) -> Result<Vec<u8>, String> {
     hex::decode(s).map_err(|e| format!("bad hex: {e}"))

@@ -1,0 +1,196 @@
+//! Disk mode's directory: each live epoch's private key and replay store.
+//!
+//! ```text
+//! DIR/epoch-00000007.key    the epoch's private key, PEM, mode 0600
+//! DIR/epoch-00000007.redb   its replay store (crate::store)
+//! ```
+//!
+//! A new epoch's store is made (and made durable) before its key file, and
+//! a retired epoch's key file is deleted before its store, so a crash at
+//! any moment leaves at worst a store without a key: no packet was ever
+//! unwrapped with that key, or it was retired; such a store is deleted on
+//! start. A key without its store is the other way round, and is an error:
+//! the node would accept replays of every packet that key unwrapped.
+//!
+//! Key files are written as `kemsphinx keygen` writes them: a new
+//! temporary file of mode 0600 beside the final name, written in one write
+//! and `fsync`ed, linked to its final name (which fails if that exists),
+//! the temporary name removed, the directory `fsync`ed.
+
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use kemsphinx::PrivateKey;
+
+use crate::store::{Store, StoreError};
+
+/// A node's disk-mode directory.
+#[derive(Clone, Debug)]
+pub struct PersistDir {
+    path: PathBuf,
+}
+
+/// One epoch found on start: its key and its store.
+pub struct Found {
+    /// The epoch's number.
+    pub number: u64,
+    /// Its private key.
+    pub key: PrivateKey,
+    /// Its replay store.
+    pub store: Store,
+}
+
+fn err(path: &Path, e: impl std::fmt::Display) -> io::Error {
+    io::Error::other(format!("{}: {e}", path.display()))
+}
+
+impl PersistDir {
+    /// Use `path` (created, mode 0700, if missing).
+    ///
+    /// # Errors
+    /// If it cannot be created or is not a directory.
+    pub fn new(path: &Path) -> io::Result<Self> {
+        let mut builder = fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(path).map_err(|e| err(path, e))?;
+        if !fs::metadata(path).map_err(|e| err(path, e))?.is_dir() {
+            return Err(err(path, "not a directory"));
+        }
+        Ok(Self {
+            path: path.to_owned(),
+        })
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Epoch `number`'s key file.
+    pub fn key_path(&self, number: u64) -> PathBuf {
+        self.path.join(format!("epoch-{number:08}.key"))
+    }
+
+    /// Epoch `number`'s replay store.
+    pub fn store_path(&self, number: u64) -> PathBuf {
+        self.path.join(format!("epoch-{number:08}.redb"))
+    }
+
+    /// The epochs whose key files are here, oldest first, each with its
+    /// store; stores without a key file are deleted.
+    ///
+    /// # Errors
+    /// A key file that does not parse, a key without its store, or a store
+    /// that does not open (missing, truncated, corrupt): each names the
+    /// file.
+    pub fn load(&self) -> io::Result<Vec<Found>> {
+        let (mut keys, mut stores) = (Vec::new(), Vec::new());
+        for entry in fs::read_dir(&self.path).map_err(|e| err(&self.path, e))? {
+            let name = entry.map_err(|e| err(&self.path, e))?.file_name();
+            let name = name.to_string_lossy();
+            let Some(rest) = name.strip_prefix("epoch-") else {
+                continue;
+            };
+            if let Some(n) = rest
+                .strip_suffix(".key")
+                .and_then(|n| n.parse::<u64>().ok())
+            {
+                keys.push(n);
+            } else if let Some(n) = rest.strip_suffix(".redb").and_then(|n| n.parse().ok()) {
+                stores.push(n);
+            }
+        }
+        keys.sort_unstable();
+        for orphan in stores.iter().filter(|n| !keys.contains(n)) {
+            let path = self.store_path(*orphan);
+            fs::remove_file(&path).map_err(|e| err(&path, e))?;
+        }
+        let mut found = Vec::new();
+        for number in keys {
+            let key_path = self.key_path(number);
+            let text = fs::read(&key_path).map_err(|e| err(&key_path, e))?;
+            let key = PrivateKey::from_pem(&text).map_err(|e| err(&key_path, e))?;
+            let store_path = self.store_path(number);
+            if !stores.contains(&number) {
+                return Err(StoreError {
+                    path: store_path,
+                    what: format!(
+                        "missing, but its key {} is here: refusing to start with an empty \
+                         replay cache (it would accept replays)",
+                        key_path.display()
+                    ),
+                }
+                .into());
+            }
+            let store = Store::open(&store_path, number)?;
+            found.push(Found { number, key, store });
+        }
+        Ok(found)
+    }
+
+    /// Make epoch `number`'s store, then its key file (see the module
+    /// docs for the order).
+    ///
+    /// # Errors
+    /// Either file exists, or any I/O error (then neither file is left).
+    pub fn create(&self, number: u64, key: &PrivateKey, started: SystemTime) -> io::Result<Store> {
+        let store_path = self.store_path(number);
+        let store = Store::create(&store_path, number, started)?;
+        sync_dir(&self.path)?;
+        if let Err(e) = write_key(&self.key_path(number), &key.to_pem()[..]) {
+            drop(store);
+            let _ = fs::remove_file(&store_path);
+            return Err(e);
+        }
+        sync_dir(&self.path)?;
+        Ok(store)
+    }
+
+    /// Delete epoch `number`'s key file, then its store.
+    ///
+    /// # Errors
+    /// Any I/O error but a file already gone.
+    pub fn retire(&self, number: u64) -> io::Result<()> {
+        for path in [self.key_path(number), self.store_path(number)] {
+            match fs::remove_file(&path) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(err(&path, e)),
+                _ => {}
+            }
+        }
+        sync_dir(&self.path)
+    }
+}
+
+/// `fsync` a directory, so that names made or removed in it are durable.
+fn sync_dir(path: &Path) -> io::Result<()> {
+    File::open(path)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| err(path, e))
+}
+
+/// Write `bytes` to a new file `target` of mode 0600, atomically: whole or
+/// not at all, never over an existing file.
+fn write_key(target: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut nonce = [0u8; 8];
+    getrandom::fill(&mut nonce).map_err(|e| io::Error::other(format!("OS RNG: {e}")))?;
+    let mut name = OsString::from(".");
+    name.push(target.file_name().unwrap_or_default());
+    name.push(format!(".{:016x}.tmp", u64::from_le_bytes(nonce)));
+    let temp = target.with_file_name(name);
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let written = options.open(&temp).and_then(|mut file| {
+        file.write_all(bytes)?;
+        file.sync_all()
+    });
+    let linked = written.and_then(|()| fs::hard_link(&temp, target));
+    let _ = fs::remove_file(&temp);
+    linked.map_err(|e| err(target, e))
+}

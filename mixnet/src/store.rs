@@ -1,0 +1,230 @@
+//! Disk mode's replay store: one redb database per key epoch, holding the
+//! replay tags of the packets that epoch's key unwrapped (the truth, exact),
+//! and the epoch's number and start time.
+//!
+//! The Bloom filter ([`crate::replay`]) stays in front: a tag it has
+//! certainly not seen needs no lookup here; a tag it may have seen is looked
+//! up, so a Bloom false positive never drops an honest packet in disk mode.
+//! Tags are written in groups, each group one write transaction committed
+//! with [`Durability::Immediate`] (an `fsync` before the commit returns);
+//! see [`crate::journal`] for who waits for it.
+//!
+//! Opening never makes an empty store where one is expected: a missing,
+//! truncated or corrupt file (every page's checksum is verified on open)
+//! is an error naming the file ([`StoreError`]), because an empty or
+//! partial replay cache accepts replays.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use kemsphinx::ReplayTag;
+use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
+
+/// The tags: key = the 32-byte tag, no value.
+const TAGS: TableDefinition<'_, [u8; 32], ()> = TableDefinition::new("replay_tags");
+/// The epoch: "number" and "started" (milliseconds since the Unix epoch).
+const META: TableDefinition<'_, &str, u64> = TableDefinition::new("epoch");
+/// The page cache redb may use (its default is 1 GiB; a full epoch of 10⁶
+/// tags takes about 70 MB on disk).
+const CACHE_BYTES: usize = 64 << 20;
+
+/// A store could not be opened or used. Always names the file.
+#[derive(Debug)]
+pub struct StoreError {
+    /// The database file.
+    pub path: PathBuf,
+    /// What went wrong.
+    pub what: String,
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "replay store {}: {}", self.path.display(), self.what)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+impl From<StoreError> for io::Error {
+    fn from(e: StoreError) -> Self {
+        io::Error::other(e.to_string())
+    }
+}
+
+/// One epoch's replay tags on disk.
+pub struct Store {
+    db: Database,
+    path: PathBuf,
+    number: u64,
+    started: SystemTime,
+}
+
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .field("number", &self.number)
+            .finish_non_exhaustive()
+    }
+}
+
+fn millis(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl Store {
+    fn err(path: &Path, what: impl fmt::Display) -> StoreError {
+        StoreError {
+            path: path.to_owned(),
+            what: what.to_string(),
+        }
+    }
+
+    /// Create a new, empty store for epoch `number`, started at `started`;
+    /// its epoch record is durable when this returns. Refuses if the file
+    /// exists.
+    ///
+    /// # Errors
+    /// The file exists, or any database or I/O error.
+    pub fn create(path: &Path, number: u64, started: SystemTime) -> Result<Self, StoreError> {
+        if path.exists() {
+            return Err(Self::err(path, "exists; not replacing a replay store"));
+        }
+        let db = redb::Builder::new()
+            .set_cache_size(CACHE_BYTES)
+            .create(path)
+            .map_err(|e| Self::err(path, e))?;
+        let mut tx = db.begin_write().map_err(|e| Self::err(path, e))?;
+        tx.set_durability(Durability::Immediate)
+            .map_err(|e| Self::err(path, e))?;
+        {
+            let mut meta = tx.open_table(META).map_err(|e| Self::err(path, e))?;
+            meta.insert("number", number)
+                .map_err(|e| Self::err(path, e))?;
+            meta.insert("started", millis(started))
+                .map_err(|e| Self::err(path, e))?;
+            tx.open_table(TAGS).map_err(|e| Self::err(path, e))?;
+        }
+        tx.commit().map_err(|e| Self::err(path, e))?;
+        Ok(Self {
+            db,
+            path: path.to_owned(),
+            number,
+            started: UNIX_EPOCH + Duration::from_millis(millis(started)),
+        })
+    }
+
+    /// Open the existing store of epoch `number`: the file must exist, be a
+    /// redb database (repaired by redb if the last run did not close it)
+    /// and hold this epoch's record and tag table.
+    ///
+    /// # Errors
+    /// Missing file, not a database, truncated or corrupt, or another
+    /// epoch's store: each an error naming the file.
+    pub fn open(path: &Path, number: u64) -> Result<Self, StoreError> {
+        let len = std::fs::metadata(path)
+            .map_err(|e| Self::err(path, format!("cannot open: {e}")))?
+            .len();
+        if len == 0 {
+            return Err(Self::err(path, "empty file (truncated?)"));
+        }
+        // Every page's checksum verified on open (redb otherwise checks
+        // only after a crash, and may trust or even panic on a file
+        // altered since it wrote it): part of the restart time measured.
+        let db = redb::Builder::new()
+            .set_cache_size(CACHE_BYTES)
+            .set_check_integrity_on_open(true)
+            .open(path)
+            .map_err(|e| Self::err(path, format!("corrupt or truncated: {e}")))?;
+        let (got, started) = {
+            let tx = db.begin_read().map_err(|e| Self::err(path, e))?;
+            let meta = tx
+                .open_table(META)
+                .map_err(|e| Self::err(path, format!("no epoch record: {e}")))?;
+            tx.open_table(TAGS)
+                .map_err(|e| Self::err(path, format!("no tag table: {e}")))?;
+            let get = |k: &str| -> Result<u64, StoreError> {
+                meta.get(k)
+                    .map_err(|e| Self::err(path, e))?
+                    .map(|v| v.value())
+                    .ok_or_else(|| Self::err(path, format!("epoch record lacks {k:?}")))
+            };
+            (get("number")?, get("started")?)
+        };
+        if got != number {
+            return Err(Self::err(path, format!("holds epoch {got}, not {number}")));
+        }
+        Ok(Self {
+            db,
+            path: path.to_owned(),
+            number,
+            started: UNIX_EPOCH + Duration::from_millis(started),
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The epoch's number.
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// When the epoch started (wall clock, to the millisecond).
+    pub fn started(&self) -> SystemTime {
+        self.started
+    }
+
+    /// Insert `tags` in one transaction, durable when this returns.
+    ///
+    /// # Errors
+    /// Any database or I/O error (a full disk among them); then none of
+    /// `tags` is in the store.
+    pub fn commit(&self, tags: &[ReplayTag]) -> Result<(), StoreError> {
+        let path = &self.path;
+        let mut tx = self.db.begin_write().map_err(|e| Self::err(path, e))?;
+        tx.set_durability(Durability::Immediate)
+            .map_err(|e| Self::err(path, e))?;
+        {
+            let mut table = tx.open_table(TAGS).map_err(|e| Self::err(path, e))?;
+            for tag in tags {
+                table.insert(&tag.0, ()).map_err(|e| Self::err(path, e))?;
+            }
+        }
+        tx.commit().map_err(|e| Self::err(path, e))
+    }
+
+    /// Whether `tag` is in the store (exact).
+    ///
+    /// # Errors
+    /// Any database or I/O error.
+    pub fn contains(&self, tag: &ReplayTag) -> Result<bool, StoreError> {
+        let path = &self.path;
+        let tx = self.db.begin_read().map_err(|e| Self::err(path, e))?;
+        let table = tx.open_table(TAGS).map_err(|e| Self::err(path, e))?;
+        Ok(table.get(&tag.0).map_err(|e| Self::err(path, e))?.is_some())
+    }
+
+    /// Call `f` on every tag (to rebuild the Bloom filter on start);
+    /// returns how many.
+    ///
+    /// # Errors
+    /// Any database or I/O error.
+    pub fn for_each(&self, mut f: impl FnMut(&ReplayTag)) -> Result<u64, StoreError> {
+        let path = &self.path;
+        let tx = self.db.begin_read().map_err(|e| Self::err(path, e))?;
+        let table = tx.open_table(TAGS).map_err(|e| Self::err(path, e))?;
+        let mut n = 0;
+        for entry in table.iter().map_err(|e| Self::err(path, e))? {
+            let (k, _) = entry.map_err(|e| Self::err(path, e))?;
+            f(&ReplayTag(k.value()));
+            n += 1;
+        }
+        Ok(n)
+    }
+}

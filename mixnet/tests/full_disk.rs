@@ -1,0 +1,197 @@
+//! Disk mode on a disk that fills up: a real one, a 512 KiB tmpfs mounted
+//! for the test (so it needs root: run by `.ci/persist`). Once the replay
+//! store's commit fails with "no space", the node forwards nothing more
+//! whose tag is not durable (those packets are dropped and counted) and
+//! still drops every replay: of packets whose tags are durable, and of
+//! packets accepted after the disk filled (their tags still in memory).
+
+// Tests unwrap, index and panic freely; the library denies all of this.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    clippy::cast_possible_truncation
+)]
+
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use chacha20::ChaCha20Rng;
+use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
+use kemsphinx::{Command as Cmd, Hop, NodeId, PrivateKey, PublicKey, RecipientId, create_packet};
+use kemsphinx_mixnet::epoch::EpochPolicy;
+use kemsphinx_mixnet::log::Log;
+use kemsphinx_mixnet::node::Node;
+use kemsphinx_mixnet::stats::DropReason;
+use kemsphinx_mixnet::{Directory, NodeEntry, node_epochs};
+use rand_core::{Rng, SeedableRng};
+
+const NODE: NodeId = NodeId([1; 32]);
+const SINK: NodeId = NodeId([2; 32]);
+const WINDOW: u64 = 8;
+const DEADLINE: Duration = Duration::from_secs(120);
+
+/// A tmpfs mounted for the test, unmounted when dropped.
+struct Mount(PathBuf);
+
+impl Mount {
+    fn new(size: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("kemsphinx-full-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&dir)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "mounting a tmpfs at {} (needs root)", dir.display());
+        Self(dir)
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        // Lazy: detached even if a failed test left the store open.
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+fn packet(rng: &mut ChaCha20Rng, node: &PublicKey, others: &[PrivateKey]) -> Box<[u8; PACKET_LEN]> {
+    let delay = [Cmd::NodeDelay(rng.next_u32() % 3)];
+    let terminal = [Cmd::Recipient(RecipientId([4; 32]))];
+    let path: [Hop<'_>; HOPS] = std::array::from_fn(|i| Hop {
+        id: if i == 0 { NODE } else { SINK },
+        public_key: if i == 0 {
+            node
+        } else {
+            others[i - 1].public_key()
+        },
+        commands: if i + 1 < HOPS { &delay } else { &terminal },
+    });
+    let mut p = Box::new([0u8; PACKET_LEN]);
+    create_packet(rng, &path, &[0u8; PAYLOAD_LEN], &mut p).unwrap();
+    p
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + DEADLINE;
+    while !done() {
+        assert!(Instant::now() < deadline, "waited {DEADLINE:?} for {what}");
+        std::thread::sleep(Duration::from_micros(300));
+    }
+}
+
+#[test]
+#[ignore = "mounts a tmpfs (needs root); run by .ci/persist"]
+fn a_full_disk_stops_forwarding_but_never_checking() {
+    let mount = Mount::new("512k");
+    let dir: &Path = &mount.0;
+    let policy = EpochPolicy {
+        capacity: 100_000,
+        fp_rate: 1e-6,
+        rotate_after: 100_000,
+        length: Duration::from_secs(3600),
+        grace: Duration::from_secs(60),
+    };
+    let (epochs, _) = node_epochs(policy, Some(&dir.join("node"))).unwrap();
+    let journal = Arc::clone(epochs.journal().unwrap());
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let public = epochs.current().public_key().clone();
+    let node_addr = socket.local_addr().unwrap();
+    let directory = Directory {
+        nodes: vec![
+            NodeEntry::new(NODE, node_addr, 0, public.clone()),
+            NodeEntry::new(SINK, sink.local_addr().unwrap(), 0, public.clone()),
+        ],
+        client: (RecipientId([3; 32]), sink.local_addr().unwrap()),
+        service: RecipientId([4; 32]),
+    };
+    let node = Node {
+        index: 0,
+        epochs,
+        socket,
+        service: None,
+        log: Log::stderr(),
+    };
+    let forwarded = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let mut rng = ChaCha20Rng::seed_from_u64(17);
+    let others: Vec<PrivateKey> = (1..HOPS).map(|_| PrivateKey::generate(&mut rng)).collect();
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let settled = &directory.nodes[0].settled;
+    let sent = AtomicU64::new(0);
+    let send = |p: &[u8; PACKET_LEN]| {
+        let n = sent.load(Ordering::Relaxed);
+        wait_for("the node to settle", || {
+            n < settled.load(Ordering::Relaxed) + WINDOW
+        });
+        client.send_to(&p[..], node_addr).unwrap();
+        sent.store(n + 1, Ordering::Relaxed);
+    };
+    let stats = std::thread::scope(|s| {
+        let node = s.spawn(|| node.run(&directory, &stop));
+        s.spawn(|| {
+            sink.set_read_timeout(Some(Duration::from_millis(50)))
+                .unwrap();
+            let mut buf = vec![0u8; PACKET_LEN];
+            while !stop.load(Ordering::Relaxed) {
+                if sink.recv(&mut buf).is_ok() {
+                    forwarded.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+        // Fill the disk.
+        let mut before = Vec::new();
+        while !journal.failing() {
+            assert!(before.len() < 50_000, "the disk never filled");
+            let p = packet(&mut rng, &public, &others);
+            send(&p);
+            before.push(p);
+        }
+        let accepted_before = before.len() as u64;
+        let forwarded_at_failure = forwarded.load(Ordering::Relaxed);
+        // Fresh packets now: none may leave.
+        let after: Vec<_> = (0..40)
+            .map(|_| packet(&mut rng, &public, &others))
+            .collect();
+        for p in &after {
+            send(p);
+        }
+        // Replays: of early packets (tags durable), of the fresh ones
+        // (tags only in memory).
+        for p in before.iter().take(20).chain(after.iter().take(20)) {
+            send(p);
+        }
+        wait_for("every datagram to settle", || {
+            settled.load(Ordering::Relaxed) == sent.load(Ordering::Relaxed)
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        stop.store(true, Ordering::Relaxed);
+        let stats = node.join().unwrap();
+        let total = forwarded.load(Ordering::Relaxed);
+        let drops: Vec<_> = stats.drops.iter().map(|(r, n)| (r.name(), n)).collect();
+        println!(
+            "disk full after {accepted_before} packets ({forwarded_at_failure} forwarded by then, \
+             {total} in all); then 40 fresh packets and 40 replays; drops {drops:?}"
+        );
+        // At most the packets in flight when the failure was seen leave
+        // after it (their tags were durable); none of the 40 fresh ones.
+        assert!(total <= forwarded_at_failure + WINDOW, "{total}");
+        stats
+    });
+    assert_eq!(stats.dropped(DropReason::Replay), 40, "{stats:?}");
+    assert!(stats.dropped(DropReason::NotDurable) >= 40, "{stats:?}");
+    let sent = sent.load(Ordering::Relaxed);
+    assert_eq!(stats.forwarded, sent - 40, "every fresh packet unwrapped");
+    // The journal still holds the store (with the tags it could not
+    // commit); the file must be closed before the unmount.
+    drop(journal);
+    drop(mount);
+}

@@ -71,7 +71,14 @@ macro_rules! identifier {
 pub(crate) use identifier;
 
 identifier!(
-    /// A mix node's 32-byte identifier.
+    /// A mix node's 32-byte identifier, as the `next_node_hop` command
+    /// carries it.
+    ///
+    /// The format treats it as opaque bytes. Katzenpost fills it with the
+    /// BLAKE2b-256 hash of the node's *identity* public key (its signing
+    /// key, as the PKI descriptor publishes it: `IdentityKey.Sum256()`).
+    /// It is not derived from the mix key ([`PublicKey`](crate::PublicKey)),
+    /// which rotates every epoch: a node keeps its id across key epochs.
     NodeId,
     NODE_ID_LEN,
     Input::NodeId

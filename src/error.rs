@@ -96,6 +96,11 @@ pub enum KeyError {
     /// The X25519 public key is a point of small order.
     #[error("X25519 public key has small order")]
     X25519LowOrder,
+    /// A loaded private key is not the one behind the public key the node
+    /// published ([`PrivateKey::check_public_key`](crate::PrivateKey::check_public_key)):
+    /// usually a damaged key file whose X25519 half still loads.
+    #[error("private key does not match the published public key")]
+    NotPublished,
 }
 
 /// Why PEM text was refused (by the `pem` module, with the `pem` feature).

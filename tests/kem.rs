@@ -77,6 +77,33 @@ fn a_private_key_whose_encapsulation_key_does_not_match_its_seed_is_refused() {
 }
 
 #[test]
+fn a_damaged_x25519_secret_loads_but_fails_the_check_against_the_published_key() {
+    // Any 32 bytes are an X25519 secret: loading cannot see the damage,
+    // only a comparison with the published public key can.
+    let key = PrivateKey::generate(&mut rng(4));
+    let published = key.public_key().clone();
+    assert_eq!(key.check_public_key(&published), Ok(()));
+    // (Bits 0-2, 254 and 255 are clamped away: flipping them changes
+    // nothing, the key works as before.)
+    for bit in [3, 7, 100, 253] {
+        let mut damaged = *key.to_bytes();
+        damaged[bit / 8] ^= 1 << (bit % 8);
+        let loaded = PrivateKey::from_bytes(&damaged).expect("loads: X25519 has no check");
+        assert_ne!(loaded.public_key(), &published, "bit {bit}");
+        assert_eq!(
+            loaded.check_public_key(&published),
+            Err(Error::Key(KeyError::NotPublished)),
+            "bit {bit}"
+        );
+    }
+    let other = PrivateKey::generate(&mut rng(5));
+    assert_eq!(
+        other.check_public_key(&published),
+        Err(Error::Key(KeyError::NotPublished))
+    );
+}
+
+#[test]
 fn an_encapsulation_key_with_a_coefficient_of_q_or_more_is_refused() {
     let key = PrivateKey::generate(&mut rng(4));
     let mut bytes = key.public_key().to_bytes();

@@ -237,6 +237,25 @@ impl PrivateKey {
         &self.public
     }
 
+    /// Check that this key is the one behind `published`, the public key
+    /// the node announced (in its PKI descriptor, say).
+    ///
+    /// Call it after loading a key from disk. Loading checks the ML-KEM
+    /// half against its seed, but any 32 bytes are an X25519 secret: a key
+    /// file damaged there loads without error and silently yields another
+    /// public key, and every packet built for the published one would then
+    /// fail its MAC. Public data only, so a plain comparison.
+    ///
+    /// # Errors
+    /// [`Error::Key`] with [`KeyError::NotPublished`] if the public keys differ.
+    pub fn check_public_key(&self, published: &PublicKey) -> Result<(), Error> {
+        if self.public == *published {
+            Ok(())
+        } else {
+            Err(KeyError::NotPublished.into())
+        }
+    }
+
     /// Decapsulate a KEM ciphertext.
     ///
     /// ML-KEM never fails (a wrong ciphertext gives a pseudo-random secret,

@@ -12,6 +12,8 @@
 mod bytes;
 /// Routing commands: strict parsing, validated areas (SPEC.md §4).
 mod commands;
+/// Where secret-derived values become public (SPEC.md §12).
+mod ct;
 /// The error type (SPEC.md §7).
 mod error;
 pub mod geometry;
@@ -36,6 +38,12 @@ mod surb;
 /// here so that docs.rs readers can reach it). Documentation only.
 #[doc = include_str!("../SPEC.md")]
 pub mod spec {}
+
+/// The constant-time check's hook (only with `--cfg kemsphinx_ctgrind`,
+/// which only the repository's `ctgrind/` harness sets).
+#[cfg(kemsphinx_ctgrind)]
+#[doc(hidden)]
+pub use ct::hook as ctgrind;
 
 pub use commands::{Command, Commands, NodeId, RecipientId, SurbId};
 pub use error::{CommandError, Error, Input, KeyError, PemError};

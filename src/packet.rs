@@ -247,6 +247,9 @@ fn read_block(
     let mut hop_block = Zeroizing::new(*field!(packet, at::routing_block(0)));
     let mut stream = keys.stream_at(0);
     stream.apply_keystream(&mut hop_block[..]);
+    // Public to this hop: the MAC verified, and `unwrap` returns these
+    // commands (or the error their parsing gives) to the caller.
+    crate::ct::declassify(field_mut!(&mut *hop_block, block::COMMANDS));
     let commands = Commands::parse(field!(&*hop_block, block::COMMANDS))?;
     Ok((commands, hop_block, stream))
 }

@@ -55,7 +55,8 @@ impl<'k> Layer<'k> {
     pub(crate) fn open(self, body: &mut Body) -> Result<(), Error> {
         let aez = Aez::new(self.key);
         aez.decipher(self.nonce, body);
-        if bool::from(field!(body, payload::TAG).ct_eq(&[0u8; PAYLOAD_TAG_LEN])) {
+        // Public: the caller gets the verdict (`Error::PayloadTag` or not).
+        if crate::ct::verdict(field!(body, payload::TAG).ct_eq(&[0u8; PAYLOAD_TAG_LEN])) {
             return Ok(());
         }
         aez.encipher(self.nonce, body);

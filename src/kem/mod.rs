@@ -386,6 +386,8 @@ impl<B: Backend> SecretCore<B> {
         let (x_out, ek_out) = split_mut::<X25519_LEN, MLKEM_EK_LEN, PUBLIC_KEY_LEN>(&mut bytes);
         *x_out = x25519::public_key::<B::X25519>(&x25519);
         *ek_out = B::MlKem::encapsulation_key_bytes(&mlkem);
+        // Public: a key pair's public half is what the node publishes.
+        crate::ct::declassify(&mut bytes);
         let public = PublicCore {
             bytes,
             mlkem: B::MlKem::encapsulation_key(&mlkem),

@@ -205,8 +205,10 @@ impl X25519 for Hacl {
         point: &[u8; X25519_LEN],
     ) -> Option<Zeroizing<[u8; X25519_LEN]>> {
         let mut shared = Zeroizing::new([0u8; X25519_LEN]);
-        // HACL* refuses an all-zero result (a point of small order).
-        libcrux_curve25519::ecdh(&mut shared, point, secret).ok()?;
-        Some(shared)
+        // HACL*'s ladder; the all-zero test (a point of small order) is
+        // ours, as `ecdh` would branch on its own copy of the verdict,
+        // which the constant-time check cannot see declassified.
+        libcrux_curve25519::hacl::scalarmult(&mut shared[..], secret, point);
+        (!super::all_zero(&shared)).then_some(shared)
     }
 }

@@ -93,6 +93,14 @@ pub(super) trait X25519 {
     ) -> Option<Zeroizing<[u8; X25519_LEN]>>;
 }
 
+/// Whether a Diffie–Hellman output is all zero, that is, whether the peer's
+/// point has small order: compared in constant time, then public (the
+/// verdict depends on the point alone, and is returned as `Error::Kem`).
+pub(super) fn all_zero(shared: &[u8; X25519_LEN]) -> bool {
+    use subtle::ConstantTimeEq;
+    crate::ct::verdict(shared.ct_eq(&[0u8; X25519_LEN]))
+}
+
 /// A backend: one implementation of each half.
 pub(super) trait Backend {
     /// The ML-KEM-768 half.

@@ -79,8 +79,7 @@ impl X25519 for Dalek {
     ) -> Option<Zeroizing<[u8; X25519_LEN]>> {
         let shared = StaticSecret::from(*secret).diffie_hellman(&PublicKey::from(*point));
         // All zero exactly when `point` has small order.
-        shared
-            .was_contributory()
-            .then(|| Zeroizing::new(shared.to_bytes()))
+        let shared = Zeroizing::new(shared.to_bytes());
+        (!super::all_zero(&shared)).then_some(shared)
     }
 }

@@ -12,7 +12,9 @@
 //!
 //! A path named on the command line is followed if it is a link; inside a
 //! folder no link is followed (a `*.json` link there is a failure), so a
-//! walk never leaves the folder it was given. Every file and folder is
+//! walk never leaves the folder it was given: on Unix every entry is
+//! opened relative to its folder with `O_NOFOLLOW`, so an entry swapped
+//! for a link after the folder was listed is refused, not followed. Every file and folder is
 //! visited at most once per run, told apart by device and inode (by
 //! canonical path off Unix): a file named twice counts once. Only regular
 //! files of at most [`MAX_FILE_LEN`] bytes are read; anything else named
@@ -22,10 +24,16 @@
 //! (not necessarily UTF-8) and printed lossily.
 //! Text from the files (case ids, kinds, schemas) and file names are
 //! printed with control characters escaped ([`printable`]).
+//!
+//! A run's memory is bounded, whatever the number of files or cases: a
+//! file is parsed one case at a time, and only the first
+//! [`MAX_KEPT_FAILURES`] failures are kept (cut to [`MAX_FAILURE_TEXT`]
+//! characters); the rest are counted.
 
 mod negative;
 mod packets;
 mod primitives;
+mod stream;
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -47,6 +55,15 @@ pub const MAX_FILE_LEN: u64 = 16 << 20;
 /// The schema this runner understands.
 pub const SCHEMA: &str = "kemsphinx-vectors/1";
 
+/// The failures a run keeps to print: the first 1,000. The rest are
+/// counted, never stored, so that a run's memory does not grow with the
+/// number of failing cases (a 16 MiB file of `{}` holds 5.6 million).
+pub const MAX_KEPT_FAILURES: usize = 1_000;
+
+/// The longest case id or reason kept, in characters; longer ones are cut
+/// and end in `…` (a case id is the file's text and may be megabytes).
+pub const MAX_FAILURE_TEXT: usize = 200;
+
 /// One failing case.
 #[derive(Clone, Debug)]
 pub struct Failure {
@@ -64,6 +81,8 @@ pub struct Report {
     /// Cases that passed.
     pub passed: usize,
     /// Cases (and files) that failed.
+    pub failed: usize,
+    /// The first [`MAX_KEPT_FAILURES`] of them, to print.
     pub failures: Vec<Failure>,
     /// Files read.
     pub files: usize,
@@ -122,13 +141,107 @@ impl Report {
     /// recursive), as the module documentation says.
     pub fn verify_path(&mut self, path: &Path) {
         match fs::metadata(path) {
-            Ok(meta) if meta.is_dir() => self.walk(path, &meta),
+            Ok(meta) if meta.is_dir() => self.walk_named(path),
             Ok(_) => self.verify_file(path),
             Err(e) => self.fail(path, "-", format!("cannot read: {e}")),
         }
     }
 
-    /// Walk a folder: its folders, and its `*.json` names.
+    /// Walk a folder named on the command line (a link to one is followed).
+    #[cfg(unix)]
+    fn walk_named(&mut self, dir: &Path) {
+        match fs::File::open(dir) {
+            Ok(opened) => self.walk(dir, std::os::fd::OwnedFd::from(opened)),
+            Err(e) => self.fail(dir, "-", format!("cannot read folder: {e}")),
+        }
+    }
+
+    /// Walk an opened folder: its folders, and its `*.json` names, each
+    /// opened relative to the folder without following a link
+    /// (`openat` with `O_NOFOLLOW`), then judged by what was opened. An
+    /// entry swapped for a link after the folder was listed is refused
+    /// at the open, never followed.
+    #[cfg(unix)]
+    fn walk(&mut self, dir: &Path, fd: std::os::fd::OwnedFd) {
+        use rustix::fs::{Mode, OFlags};
+        let opened = fs::File::from(fd);
+        let meta = match opened.metadata() {
+            Ok(meta) => meta,
+            Err(e) => return self.fail(dir, "-", format!("cannot read folder: {e}")),
+        };
+        if !self.first_visit(dir, &meta) {
+            return;
+        }
+        let mut names: Vec<(std::ffi::OsString, bool)> = match rustix::fs::Dir::read_from(&opened) {
+            Ok(entries) => entries
+                .filter_map(Result::ok)
+                .map(|e| {
+                    use std::os::unix::ffi::OsStrExt;
+                    let name = std::ffi::OsStr::from_bytes(e.file_name().to_bytes()).to_owned();
+                    let folder = matches!(
+                        e.file_type(),
+                        rustix::fs::FileType::Directory | rustix::fs::FileType::Unknown
+                    );
+                    (name, folder)
+                })
+                .filter(|(name, _)| name != "." && name != "..")
+                .collect(),
+            Err(e) => return self.fail(dir, "-", format!("cannot read folder: {e}")),
+        };
+        names.sort();
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        for (name, listed_as_folder) in names {
+            let entry = dir.join(&name);
+            let json = entry.extension().is_some_and(|x| x == "json");
+            if !json && !listed_as_folder {
+                continue;
+            }
+            // A folder that is not `*.json` is opened only as a folder, so
+            // that nothing else (a device, a FIFO) is ever opened by a walk.
+            let flags = if json {
+                flags
+            } else {
+                flags | OFlags::DIRECTORY
+            };
+            match rustix::fs::openat(&opened, name.as_os_str(), flags, Mode::empty()) {
+                Ok(fd) => self.visit(&entry, fs::File::from(fd)),
+                // A link (`ELOOP`), or a folder no longer a folder: not
+                // followed; a `*.json` one is a failure.
+                Err(rustix::io::Errno::LOOP) if json => {
+                    let why = "a link: followed only when named, never inside a folder";
+                    self.fail(&entry, "-", why.into());
+                }
+                Err(_) if !json => {}
+                Err(e) => self.fail(&entry, "-", format!("cannot read: {e}")),
+            }
+        }
+    }
+
+    /// An entry opened during a walk: a folder is walked, anything else is
+    /// a vector file (and judged as [`Report::verify_file`] judges).
+    #[cfg(unix)]
+    fn visit(&mut self, entry: &Path, file: fs::File) {
+        match file.metadata() {
+            Ok(meta) if meta.is_dir() => self.walk(entry, file.into()),
+            Ok(meta) => self.verify_opened(entry, file, &meta),
+            Err(e) => self.fail(entry, "-", format!("cannot read: {e}")),
+        }
+    }
+
+    /// Walk a folder named on the command line. Without `openat` (off
+    /// Unix), entries are looked at by path: a link is still never
+    /// followed when seen, but an entry swapped for one between the look
+    /// and the open would be.
+    #[cfg(not(unix))]
+    fn walk_named(&mut self, dir: &Path) {
+        match fs::metadata(dir) {
+            Ok(meta) => self.walk(dir, &meta),
+            Err(e) => self.fail(dir, "-", format!("cannot read folder: {e}")),
+        }
+    }
+
+    /// Walk a folder by path (see [`Report::walk_named`]).
+    #[cfg(not(unix))]
     fn walk(&mut self, dir: &Path, meta: &Metadata) {
         if !self.first_visit(dir, meta) {
             return;
@@ -165,31 +278,37 @@ impl Report {
 
     /// Verify one file (a regular file of at most [`MAX_FILE_LEN`] bytes).
     pub fn verify_file(&mut self, path: &Path) {
-        let (file, meta) = match files::open(path) {
-            Ok(opened) => opened,
-            Err(e) => return self.fail(path, "-", format!("cannot read: {e}")),
-        };
-        if !self.first_visit(path, &meta) {
+        match files::open(path) {
+            Ok((file, meta)) => self.verify_opened(path, file, &meta),
+            Err(e) => self.fail(path, "-", format!("cannot read: {e}")),
+        }
+    }
+
+    /// Verify an opened file, judged by its own metadata `meta`.
+    fn verify_opened(&mut self, path: &Path, file: fs::File, meta: &Metadata) {
+        if !self.first_visit(path, meta) {
             return;
         }
         self.files += 1;
-        if let Err(why) = files::regular_within(&meta, MAX_FILE_LEN) {
+        if let Err(why) = files::regular_within(meta, MAX_FILE_LEN) {
             return self.fail(path, "-", why);
         }
         let mut text = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
         if let Err(e) = files::read_at_most(file, MAX_FILE_LEN, &mut text) {
             return self.fail(path, "-", format!("cannot read: {e}"));
         }
-        match serde_json::from_slice(&text) {
-            Ok(doc @ Value::Object(_)) => self.verify_schema_file(path, &doc),
-            Ok(_) => self.fail(path, "-", format!("not a {SCHEMA} object")),
-            Err(e) => self.fail(path, "-", format!("not JSON: {e}")),
-        }
+        self.verify_text(path, &text);
     }
 
-    /// A `kemsphinx-vectors/1` file.
-    fn verify_schema_file(&mut self, path: &Path, doc: &Value) {
-        let schema = match doc.get("schema").and_then(Value::as_str) {
+    /// A `kemsphinx-vectors/1` file's text: its header first, then its
+    /// cases one at a time (see [`stream`]), so that memory holds the text
+    /// and one case, however many cases there are.
+    fn verify_text(&mut self, path: &Path, text: &[u8]) {
+        let header = match stream::header(text) {
+            Ok(header) => header,
+            Err(why) => return self.fail(path, "-", why),
+        };
+        let schema = match header.schema.as_ref().and_then(Value::as_str) {
             Some(SCHEMA) => None,
             Some(other) => Some(format!("unknown schema `{other}`")),
             None => Some("no `schema` field".to_owned()),
@@ -197,10 +316,10 @@ impl Report {
         if let Some(why) = schema {
             return self.fail(path, "-", format!("{why} (this runner reads {SCHEMA})"));
         }
-        let Some(cases) = doc.get("cases").and_then(Value::as_array) else {
+        let Some(count) = header.cases else {
             return self.fail(path, "-", "no `cases` list".into());
         };
-        let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("");
+        let kind = header.kind.as_ref().and_then(Value::as_str).unwrap_or("");
         let check: fn(&str, &Value) -> crate::json::Outcome = match kind {
             "aez" | "kdf" | "stream" | "mac" | "replay_tag" => primitives::primitive,
             "kem" => |_, c| primitives::kem(c),
@@ -209,43 +328,57 @@ impl Report {
             "negative" => |_, c| negative::negative(c),
             other => return self.fail(path, "-", format!("unknown kind `{other}`")),
         };
-        if cases.is_empty() {
+        if count == 0 {
             return self.fail(path, "-", "no cases".into());
         }
-        for (n, case) in cases.iter().enumerate() {
-            *self.kinds.entry(kind.to_owned()).or_default() += 1;
+        *self.kinds.entry(kind.to_owned()).or_default() += count;
+        let streamed = stream::cases(text, &mut |n, case| {
             let id = case
                 .get("id")
                 .and_then(Value::as_str)
                 .map_or_else(|| format!("#{n}"), str::to_owned);
             // A panic is caught and counted as the case's failure.
-            match catch_unwind(AssertUnwindSafe(|| check(kind, case))) {
+            match catch_unwind(AssertUnwindSafe(|| check(kind, &case))) {
                 Ok(Ok(())) => self.passed += 1,
                 Ok(Err(reason)) => self.fail(path, &id, reason),
                 Err(_) => self.fail(path, &id, "PANIC".into()),
             }
+        });
+        if let Err(why) = streamed {
+            self.fail(path, "-", why);
         }
     }
 
-    /// Record a failure.
+    /// Record a failure: counted always, kept while fewer than
+    /// [`MAX_KEPT_FAILURES`] are, with its id and reason cut to
+    /// [`MAX_FAILURE_TEXT`] characters.
     fn fail(&mut self, file: &Path, id: &str, reason: String) {
-        self.failures.push(Failure {
-            file: file.to_owned(),
-            id: id.to_owned(),
-            reason,
-        });
+        self.failed += 1;
+        if self.failures.len() < MAX_KEPT_FAILURES {
+            self.failures.push(Failure {
+                file: file.to_owned(),
+                id: cut(id).into_owned(),
+                reason: cut(&reason).into_owned(),
+            });
+        }
+    }
+
+    /// Failures counted but not kept.
+    #[must_use]
+    pub fn not_shown(&self) -> usize {
+        self.failed - self.failures.len()
     }
 
     /// Whether the run counts as a pass: something passed, nothing failed.
     #[must_use]
     pub fn ok(&self) -> bool {
-        self.passed > 0 && self.failures.is_empty()
+        self.passed > 0 && self.failed == 0
     }
 
     /// The closing line, `N passed, M failed`.
     #[must_use]
     pub fn summary(&self) -> String {
-        format!("{} passed, {} failed", self.passed, self.failures.len())
+        format!("{} passed, {} failed", self.passed, self.failed)
     }
 
     /// A machine-readable summary.
@@ -254,7 +387,8 @@ impl Report {
         serde_json::json!({
             "schema": SCHEMA,
             "passed": self.passed,
-            "failed": self.failures.len(),
+            "failed": self.failed,
+            "failures_not_shown": self.not_shown(),
             "files": self.files,
             "cases_per_kind": self.kinds,
             "failures": self.failures.iter().map(|f| serde_json::json!({
@@ -263,13 +397,25 @@ impl Report {
         })
     }
 
-    /// One line per failure.
+    /// One line per kept failure, and one saying how many were not kept.
     #[must_use]
     pub fn failure_lines(&self) -> String {
         let line = |f: &Failure| {
             let (file, id) = (f.file.display().to_string(), printable(&f.id));
             format!("FAIL {} {id}: {}\n", printable(&file), printable(&f.reason))
         };
-        self.failures.iter().map(line).collect()
+        let mut lines: String = self.failures.iter().map(line).collect();
+        if self.not_shown() > 0 {
+            lines += &format!("... and {} more failures, not shown\n", self.not_shown());
+        }
+        lines
+    }
+}
+
+/// `text` cut to [`MAX_FAILURE_TEXT`] characters.
+fn cut(text: &str) -> Cow<'_, str> {
+    match text.char_indices().nth(MAX_FAILURE_TEXT) {
+        Some((at, _)) => Cow::Owned(format!("{}…", &text[..at])),
+        None => Cow::Borrowed(text),
     }
 }

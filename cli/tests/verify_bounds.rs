@@ -1,0 +1,184 @@
+//! `kemsphinx verify`'s two run-wide bounds: its memory does not grow with
+//! the number or size of files or failing cases (three 16 MiB files of
+//! `{}` cases, 16.8 million failures, stay under 100 MB, with and without
+//! `--json`), and a folder walk never reads outside the folder, even while
+//! its entries are swapped for links between the listing and the open.
+#![cfg(target_os = "linux")]
+// Tests unwrap, index and panic freely.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// A fresh, empty scratch folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "kemsphinx-verify-bounds-{}-{name}",
+        std::process::id()
+    ));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `kemsphinx verify ARGS`: its standard output, and its peak resident
+/// memory in KiB (`VmHWM`, read from /proc while it runs: a high-water
+/// mark, so the last reading is the peak up to a few milliseconds before
+/// the end).
+fn verify_peak(args: &[&str]) -> (String, u64) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kemsphinx"))
+        .arg("verify")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        out.read_to_string(&mut text).unwrap();
+        text
+    });
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    while child.try_wait().unwrap().is_none() {
+        if let Ok(text) = fs::read_to_string(&status) {
+            let hwm = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok());
+            peak = peak.max(hwm.unwrap_or(0));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (reader.join().unwrap(), peak)
+}
+
+#[test]
+fn three_16_mib_files_of_empty_cases_stay_under_100_mb_with_and_without_json() {
+    let dir = scratch("memory");
+    let head = br#"{"schema":"kemsphinx-vectors/1","kind":"kem","cases":["#;
+    let cases = (16 << 20) / 3 - head.len();
+    let mut text = head.to_vec();
+    for n in 0..cases {
+        text.extend_from_slice(if n == 0 { b"{}" } else { b",{}" });
+    }
+    text.extend_from_slice(b"]}");
+    assert!(text.len() <= 16 << 20);
+    let files: Vec<String> = (0..3)
+        .map(|i| {
+            let path = dir.join(format!("empty-{i}.json"));
+            fs::write(&path, &text).unwrap();
+            path.to_str().unwrap().to_owned()
+        })
+        .collect();
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    let failed = 3 * cases;
+
+    // Both runs at once: two cores, half the wall time.
+    let json_args: Vec<&str> = [&["--json"][..], &files].concat();
+    let (plain, json) = std::thread::scope(|s| {
+        let json = s.spawn(|| verify_peak(&json_args));
+        (verify_peak(&files), json.join().unwrap())
+    });
+
+    let (out, peak) = plain;
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1_000 + 2, "1,000 failures, a count, a summary");
+    assert_eq!(
+        lines[1_000],
+        format!("... and {} more failures, not shown", failed - 1_000)
+    );
+    assert_eq!(lines[1_001], format!("0 passed, {failed} failed"));
+    println!("text: {failed} failures, peak {} MiB", peak / 1024);
+    assert!(peak > 0 && peak < 100 * 1024, "peak {peak} KiB");
+
+    let (out, peak) = json;
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["failed"], failed);
+    assert_eq!(doc["failures"].as_array().unwrap().len(), 1_000);
+    assert_eq!(doc["failures_not_shown"], failed - 1_000);
+    println!("json: peak {} MiB", peak / 1024);
+    assert!(peak > 0 && peak < 100 * 1024, "peak {peak} KiB");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A vector file whose one failure names `marker` (an unknown schema).
+fn marked(path: &Path, marker: &str) {
+    fs::write(path, format!(r#"{{"schema":"{marker}","cases":[]}}"#)).unwrap();
+}
+
+#[test]
+fn a_walk_never_reads_outside_its_folder_while_entries_are_swapped_for_links() {
+    let base = scratch("race");
+    let (walked, outside, parked) = (
+        base.join("walked"),
+        base.join("outside"),
+        base.join("parked"),
+    );
+    for dir in [&walked, &outside, &parked] {
+        fs::create_dir(dir).unwrap();
+    }
+    marked(&outside.join("secret.json"), "OUTSIDE");
+    fs::create_dir(walked.join("sub")).unwrap();
+    marked(&walked.join("sub").join("inside.json"), "INSIDE-SUB");
+    marked(&walked.join("file.json"), "INSIDE-FILE");
+    marked(&parked.join("file.json"), "INSIDE-FILE");
+
+    // Swap, over and over: the folder `sub` for a link to `outside`, and
+    // the file `file.json` for a link to `outside/secret.json`, each by an
+    // atomic rename, then back.
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (stop, walked, outside, parked) = (
+            stop.clone(),
+            walked.clone(),
+            outside.clone(),
+            parked.clone(),
+        );
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            let link = parked.join("link");
+            while !stop.load(Ordering::Relaxed) {
+                fs::rename(walked.join("sub"), parked.join("sub")).unwrap();
+                std::os::unix::fs::symlink(&outside, walked.join("sub")).unwrap();
+                std::os::unix::fs::symlink(outside.join("secret.json"), &link).unwrap();
+                fs::rename(&link, walked.join("file.json")).unwrap();
+                std::thread::yield_now();
+                fs::remove_file(walked.join("sub")).unwrap();
+                fs::rename(parked.join("sub"), walked.join("sub")).unwrap();
+                fs::copy(parked.join("file.json"), parked.join("file.tmp")).unwrap();
+                fs::rename(parked.join("file.tmp"), walked.join("file.json")).unwrap();
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+
+    let (mut runs, mut saw_links) = (0, 0);
+    let walked_arg = walked.to_str().unwrap().to_owned();
+    let started = std::time::Instant::now();
+    while runs < 400 && started.elapsed() < Duration::from_secs(20) {
+        let (out, _) = verify_peak(&[&walked_arg]);
+        assert!(!out.contains("OUTSIDE"), "read outside the folder:\n{out}");
+        assert!(out.ends_with(" failed\n"), "{out}");
+        saw_links += usize::from(out.contains("a link"));
+        runs += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    println!("{runs} walks, {swaps} swaps, {saw_links} walks met a link, none read outside");
+    assert!(swaps > 0 && runs >= 50, "{runs} walks, {swaps} swaps");
+    fs::remove_dir_all(&base).unwrap();
+}

@@ -1,5 +1,5 @@
 //! Which code paths this build runs on this CPU: the KEM backend, its
-//! X25519 and ML-KEM-768 halves, aez5's AEZ-core, and the AES rounds under
+//! X25519 and ML-KEM-768 halves (AVX2, NEON or portable for libcrux), aez5's AEZ-core, and the AES rounds under
 //! aez5's portable path and the header stream (the `aes` crate's choice:
 //! AES-NI, ARMv8's AES instructions, or its bitsliced code). `.ci/platforms` runs
 //! it on every target (`-- --nocapture` shows the line) and sets
@@ -21,6 +21,7 @@ fn paths() -> String {
     };
     let mlkem = match kemsphinx::KEM_BACKEND {
         "libcrux" if mlkem_avx2() => "libcrux-avx2",
+        "libcrux" if mlkem_neon() => "libcrux-neon",
         "libcrux" => "libcrux-portable",
         _ => "rustcrypto",
     };
@@ -63,6 +64,16 @@ fn mlkem_avx2() -> bool {
     false
 }
 
+#[cfg(feature = "libcrux")]
+fn mlkem_neon() -> bool {
+    kem_backends::mlkem_neon_active()
+}
+
+#[cfg(not(feature = "libcrux"))]
+fn mlkem_neon() -> bool {
+    false
+}
+
 #[test]
 fn the_code_paths_are_the_expected_ones() {
     let paths = paths();
@@ -80,6 +91,13 @@ fn the_code_paths_are_the_expected_ones() {
     if !cfg!(target_arch = "x86_64") {
         assert!(!paths.contains("avx2"), "{paths}");
         assert!(paths.contains(" portable "), "{paths}");
+    }
+    // NEON ML-KEM only on aarch64, and there always on libcrux unless the
+    // build forces the portable code.
+    if !cfg!(target_arch = "aarch64") {
+        assert!(!paths.contains("neon"), "{paths}");
+    } else if kemsphinx::KEM_BACKEND == "libcrux" && !cfg!(kemsphinx_backend = "portable") {
+        assert!(paths.contains(" libcrux-neon "), "{paths}");
     }
     // Only x86_64 and aarch64 have s2n-bignum's X25519 and AES instructions.
     if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {

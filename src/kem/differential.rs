@@ -222,7 +222,16 @@ per_backend! {
 #[cfg(feature = "libcrux")]
 #[must_use]
 pub fn mlkem_avx2_active() -> bool {
-    seam::libcrux::use_avx2()
+    seam::libcrux::fast_code() == seam::libcrux::Code::Avx2
+}
+
+/// Whether [`Backend::Libcrux`] expands ML-KEM keys for libcrux's NEON code
+/// in this process (aarch64, not forced portable with
+/// `--cfg kemsphinx_backend="portable"`).
+#[cfg(feature = "libcrux")]
+#[must_use]
+pub fn mlkem_neon_active() -> bool {
+    seam::libcrux::fast_code() == seam::libcrux::Code::Neon
 }
 
 /// Whether the `libcrux` backend runs X25519 on verified assembly in this

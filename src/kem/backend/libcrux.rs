@@ -7,8 +7,9 @@
 //! then skips both the key parsing and the matrix sampling that dominate a
 //! packed decapsulation (12 µs instead of 25 µs here; RustCrypto's `ml-kem`
 //! takes 100 µs). The unpacked types are per instruction set, so [`MlKem`]
-//! picks AVX2 or portable code once per key, at load time, from the CPU's
-//! features; both compute the same function.
+//! picks the code once per key, at load time: AVX2 on x86_64 CPUs that have
+//! it, NEON on aarch64 (where libcrux takes it as always present), portable
+//! code otherwise; all compute the same function.
 //!
 //! libcrux offers no `Zeroize` for its key types. [`DecapsulationKey`]
 //! overwrites its key pair with the empty one on drop and passes it through
@@ -26,18 +27,43 @@ mod avx2 {
     pub(super) use libcrux_ml_kem::mlkem768::avx2::unpacked::*;
 }
 
+/// Unpacked keys of the NEON code.
+#[cfg(target_arch = "aarch64")]
+mod neon {
+    pub(super) use libcrux_ml_kem::mlkem768::neon::unpacked::*;
+}
+
 /// Unpacked keys of the portable code.
 mod portable {
     pub(super) use libcrux_ml_kem::mlkem768::portable::unpacked::*;
 }
 
-/// Whether this CPU runs libcrux's AVX2 code. Building with
-/// `--cfg kemsphinx_backend="portable"` forces the portable code, so CI can
-/// test it on machines that have AVX2.
-pub(in crate::kem) fn use_avx2() -> bool {
-    cfg!(target_arch = "x86_64")
-        && !cfg!(kemsphinx_backend = "portable")
-        && libcrux_platform::simd256_support()
+/// Which of libcrux's ML-KEM implementations a key is expanded for.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(in crate::kem) enum Code {
+    /// AVX2 (x86_64).
+    Avx2,
+    /// NEON (aarch64).
+    Neon,
+    /// Portable Rust.
+    Portable,
+}
+
+/// The fastest code this CPU runs: AVX2 where the CPU has it, NEON on
+/// aarch64 (libcrux-platform's `simd128_support`, true on every aarch64),
+/// portable otherwise. Building with `--cfg kemsphinx_backend="portable"`
+/// forces the portable code, so CI can test it on machines that have the
+/// others.
+pub(in crate::kem) fn fast_code() -> Code {
+    if cfg!(kemsphinx_backend = "portable") {
+        Code::Portable
+    } else if cfg!(target_arch = "x86_64") && libcrux_platform::simd256_support() {
+        Code::Avx2
+    } else if cfg!(target_arch = "aarch64") && libcrux_platform::simd128_support() {
+        Code::Neon
+    } else {
+        Code::Portable
+    }
 }
 
 /// ML-KEM-768 on libcrux, AVX2 where the CPU has it.
@@ -53,6 +79,9 @@ pub(in crate::kem) enum DecapsulationKey {
     /// Expanded for the AVX2 code.
     #[cfg(target_arch = "x86_64")]
     Avx2(avx2::MlKem768KeyPairUnpacked),
+    /// Expanded for the NEON code.
+    #[cfg(target_arch = "aarch64")]
+    Neon(neon::MlKem768KeyPairUnpacked),
     /// Expanded for the portable code.
     Portable(portable::MlKem768KeyPairUnpacked),
 }
@@ -63,19 +92,24 @@ pub(in crate::kem) enum EncapsulationKey {
     /// Expanded for the AVX2 code.
     #[cfg(target_arch = "x86_64")]
     Avx2(avx2::MlKem768PublicKeyUnpacked),
+    /// Expanded for the NEON code.
+    #[cfg(target_arch = "aarch64")]
+    Neon(neon::MlKem768PublicKeyUnpacked),
     /// Expanded for the portable code.
     Portable(portable::MlKem768PublicKeyUnpacked),
 }
 
 impl DecapsulationKey {
-    /// `ML-KEM.KeyGen_internal(d, z)`, for AVX2 if `avx2`.
-    fn expand(seed: &[u8; MLKEM_SEED_LEN], avx2: bool) -> Self {
-        #[cfg(target_arch = "x86_64")]
-        if avx2 {
-            return Self::Avx2(avx2::generate_key_pair(*seed));
+    /// `ML-KEM.KeyGen_internal(d, z)`, for `code` (portable if this target
+    /// has no such code).
+    fn expand(seed: &[u8; MLKEM_SEED_LEN], code: Code) -> Self {
+        match code {
+            #[cfg(target_arch = "x86_64")]
+            Code::Avx2 => Self::Avx2(avx2::generate_key_pair(*seed)),
+            #[cfg(target_arch = "aarch64")]
+            Code::Neon => Self::Neon(neon::generate_key_pair(*seed)),
+            _ => Self::Portable(portable::generate_key_pair(*seed)),
         }
-        let _ = avx2;
-        Self::Portable(portable::generate_key_pair(*seed))
     }
 
     /// The encapsulation key, serialised (1,184 bytes).
@@ -83,6 +117,8 @@ impl DecapsulationKey {
         let pk: MlKem768PublicKey = match self {
             #[cfg(target_arch = "x86_64")]
             Self::Avx2(kp) => avx2::key_pair_serialized_public_key(kp),
+            #[cfg(target_arch = "aarch64")]
+            Self::Neon(kp) => neon::key_pair_serialized_public_key(kp),
             Self::Portable(kp) => portable::key_pair_serialized_public_key(kp),
         };
         *pk.as_slice()
@@ -93,6 +129,8 @@ impl DecapsulationKey {
         match self {
             #[cfg(target_arch = "x86_64")]
             Self::Avx2(kp) => EncapsulationKey::Avx2(kp.public_key().clone()),
+            #[cfg(target_arch = "aarch64")]
+            Self::Neon(kp) => EncapsulationKey::Neon(kp.public_key().clone()),
             Self::Portable(kp) => EncapsulationKey::Portable(kp.public_key().clone()),
         }
     }
@@ -103,6 +141,8 @@ impl DecapsulationKey {
         Zeroizing::new(match self {
             #[cfg(target_arch = "x86_64")]
             Self::Avx2(kp) => avx2::decapsulate(kp, &ct),
+            #[cfg(target_arch = "aarch64")]
+            Self::Neon(kp) => neon::decapsulate(kp, &ct),
             Self::Portable(kp) => portable::decapsulate(kp, &ct),
         })
     }
@@ -113,6 +153,8 @@ impl Drop for DecapsulationKey {
         match self {
             #[cfg(target_arch = "x86_64")]
             Self::Avx2(kp) => *kp = Default::default(),
+            #[cfg(target_arch = "aarch64")]
+            Self::Neon(kp) => *kp = Default::default(),
             Self::Portable(kp) => *kp = Default::default(),
         }
         core::hint::black_box(self);
@@ -120,22 +162,31 @@ impl Drop for DecapsulationKey {
 }
 
 impl EncapsulationKey {
-    /// Parse with the modulus check; expanded for AVX2 if `avx2`.
-    fn parse(bytes: &[u8; MLKEM_EK_LEN], avx2: bool) -> Option<Self> {
+    /// Parse with the modulus check; expanded for `code`.
+    fn parse(bytes: &[u8; MLKEM_EK_LEN], code: Code) -> Option<Self> {
         let pk = MlKem768PublicKey::from(bytes);
         if !lc::validate_public_key(&pk) {
             return None;
         }
-        #[cfg(target_arch = "x86_64")]
-        if avx2 {
-            let mut unpacked = avx2::init_public_key();
-            avx2::unpacked_public_key(&pk, &mut unpacked);
-            return Some(Self::Avx2(unpacked));
-        }
-        let _ = avx2;
-        let mut unpacked = portable::init_public_key();
-        portable::unpacked_public_key(&pk, &mut unpacked);
-        Some(Self::Portable(unpacked))
+        Some(match code {
+            #[cfg(target_arch = "x86_64")]
+            Code::Avx2 => {
+                let mut unpacked = avx2::init_public_key();
+                avx2::unpacked_public_key(&pk, &mut unpacked);
+                Self::Avx2(unpacked)
+            }
+            #[cfg(target_arch = "aarch64")]
+            Code::Neon => {
+                let mut unpacked = neon::init_public_key();
+                neon::unpacked_public_key(&pk, &mut unpacked);
+                Self::Neon(unpacked)
+            }
+            _ => {
+                let mut unpacked = portable::init_public_key();
+                portable::unpacked_public_key(&pk, &mut unpacked);
+                Self::Portable(unpacked)
+            }
+        })
     }
 
     /// `ML-KEM.Encaps_internal(ek, m)`.
@@ -143,22 +194,24 @@ impl EncapsulationKey {
         let (ct, ss) = match self {
             #[cfg(target_arch = "x86_64")]
             Self::Avx2(pk) => avx2::encapsulate(pk, *m),
+            #[cfg(target_arch = "aarch64")]
+            Self::Neon(pk) => neon::encapsulate(pk, *m),
             Self::Portable(pk) => portable::encapsulate(pk, *m),
         };
         (*ct.as_slice(), Zeroizing::new(ss))
     }
 }
 
-/// The trait on both flavours: they differ only in whether AVX2 may be
-/// chosen when a key is expanded.
+/// The trait on both flavours: they differ only in which code a key is
+/// expanded for.
 macro_rules! impl_mlkem {
-    ($ty:ty, $avx2:expr) => {
+    ($ty:ty, $code:expr) => {
         impl MlKem768 for $ty {
             type DecapsulationKey = DecapsulationKey;
             type EncapsulationKey = EncapsulationKey;
 
             fn expand(seed: &[u8; MLKEM_SEED_LEN]) -> DecapsulationKey {
-                DecapsulationKey::expand(seed, $avx2)
+                DecapsulationKey::expand(seed, $code)
             }
 
             fn encapsulation_key_bytes(dk: &DecapsulationKey) -> [u8; MLKEM_EK_LEN] {
@@ -170,7 +223,7 @@ macro_rules! impl_mlkem {
             }
 
             fn parse_encapsulation_key(bytes: &[u8; MLKEM_EK_LEN]) -> Option<EncapsulationKey> {
-                EncapsulationKey::parse(bytes, $avx2)
+                EncapsulationKey::parse(bytes, $code)
             }
 
             fn encapsulate(
@@ -187,8 +240,8 @@ macro_rules! impl_mlkem {
     };
 }
 
-impl_mlkem!(MlKem, use_avx2());
-impl_mlkem!(MlKemPortable, false);
+impl_mlkem!(MlKem, fast_code());
+impl_mlkem!(MlKemPortable, Code::Portable);
 
 /// X25519 on `libcrux-curve25519` (HACL\*, portable 64-bit code).
 pub(in crate::kem) struct Hacl;

@@ -1,10 +1,12 @@
 //! What disk mode costs (issue 19), all in one run, as markdown:
 //!
-//! 1. the two embedded databases measured for the replay store, redb and
-//!    fjall, on this workload: a full epoch of 10⁶ random 32-byte tags
-//!    (bulk load), then group commits of durable inserts into it (tags/s,
-//!    commits/s), disk bytes per 10⁶ tags, restart time (open the store
-//!    and rebuild the Bloom filter from it), and an exact lookup;
+//! 1. the replay store (redb) on this workload: a full epoch of 10⁶ random
+//!    32-byte tags (bulk load), then group commits of durable inserts into
+//!    it (tags/s, commits/s), disk bytes per 10⁶ tags, restart time (open
+//!    the store and rebuild the Bloom filter from it), and an exact lookup.
+//!    (It once measured fjall beside redb; that comparison was retired
+//!    after its decision, and its figures stay in the repository's
+//!    `results/2026-12-01-persist-cost.md` and SPEC.md §14.)
 //! 2. per packet, on the node's own code (`Epochs`, `Journal`, `Store`):
 //!    unwrap alone; memory mode (replay tag, Bloom check, unwrap, Bloom
 //!    insert); disk mode (the same, plus the exact check and the tag's
@@ -15,8 +17,8 @@
 //!    trips, and how long due packets waited for their group's commit.
 //!
 //! ```text
-//! cargo run --release --manifest-path mixnet/Cargo.toml --features compare-fjall --example persist_cost [-- OUT.md]
-//! cargo run --release --manifest-path mixnet/Cargo.toml --features compare-fjall --example persist_cost -- --crash-restart
+//! cargo run --release --manifest-path mixnet/Cargo.toml --example persist_cost [-- OUT.md]
+//! cargo run --release --manifest-path mixnet/Cargo.toml --example persist_cost -- --crash-restart
 //! ```
 //!
 //! (`--crash-restart` measures only the restart after a crash with a full
@@ -140,77 +142,6 @@ fn measure_redb(scratch: &Path, epoch: &[ReplayTag], extra: &[ReplayTag]) -> Sto
     let total = EPOCH_TAGS + EXTRA;
     StoreFigures {
         name: "redb 4.6",
-        bulk_s,
-        group_tags_per_s: (GROUP * GROUP_COMMITS) as f64 / group_s,
-        commits_per_s: GROUP_COMMITS as f64 / group_s,
-        big_tags_per_s: (BIG_GROUP * BIG_COMMITS) as f64 / big_s,
-        big_commits_per_s: BIG_COMMITS as f64 / big_s,
-        bytes_per_million: bytes * 1_000_000 / total as u64,
-        restart_s,
-        lookup_us,
-    }
-}
-
-fn measure_fjall(scratch: &Path, epoch: &[ReplayTag], extra: &[ReplayTag]) -> StoreFigures {
-    use fjall::{Database, KeyspaceCreateOptions, PersistMode};
-    let path = scratch.join("fjall-epoch");
-    let open = || {
-        let db = Database::builder(&path).open().unwrap();
-        let ks = db
-            .keyspace("replay_tags", KeyspaceCreateOptions::default)
-            .unwrap();
-        (db, ks)
-    };
-    let commit = |db: &Database, ks: &fjall::Keyspace, tags: &[ReplayTag]| {
-        let mut batch = db.batch().durability(Some(PersistMode::SyncAll));
-        for t in tags {
-            batch.insert(ks, t.0, []);
-        }
-        batch.commit().unwrap();
-    };
-    let t = Instant::now();
-    let (db, ks) = open();
-    for chunk in epoch.chunks(50_000) {
-        commit(&db, &ks, chunk);
-    }
-    let bulk_s = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    for chunk in extra.chunks(GROUP).take(GROUP_COMMITS) {
-        commit(&db, &ks, chunk);
-    }
-    let group_s = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    for chunk in extra[GROUP * GROUP_COMMITS..EXTRA].chunks(BIG_GROUP) {
-        commit(&db, &ks, chunk);
-    }
-    let big_s = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let probes = &extra[EXTRA..][..10_000];
-    for tag in probes {
-        assert!(!ks.contains_key(tag.0).unwrap());
-    }
-    let lookup_us = t.elapsed().as_secs_f64() * 1e6 / probes.len() as f64;
-    drop((ks, db));
-    // fjall flushes and compacts in background threads; give them the
-    // time a node would have before measuring the disk.
-    std::thread::sleep(Duration::from_secs(2));
-    let bytes = dir_bytes(&path);
-    let t = Instant::now();
-    let (db, ks) = open();
-    let mut filter = bloom();
-    let mut n = 0;
-    for item in ks.iter() {
-        let key = item.key().unwrap();
-        filter.insert(&ReplayTag(key[..].try_into().unwrap()));
-        n += 1;
-    }
-    let restart_s = t.elapsed().as_secs_f64();
-    assert_eq!(n, EPOCH_TAGS + EXTRA);
-    drop((ks, db));
-    std::fs::remove_dir_all(&path).unwrap();
-    let total = EPOCH_TAGS + EXTRA;
-    StoreFigures {
-        name: "fjall 3.1",
         bulk_s,
         group_tags_per_s: (GROUP * GROUP_COMMITS) as f64 / group_s,
         commits_per_s: GROUP_COMMITS as f64 / group_s,
@@ -474,7 +405,7 @@ fn main() {
     writeln!(md, "# Disk mode's cost (issue 19)\n").unwrap();
     writeln!(
         md,
-        "`cargo run --release --manifest-path mixnet/Cargo.toml --features compare-fjall --example persist_cost`; CPU {cpu}, {} cores; \
+        "`cargo run --release --manifest-path mixnet/Cargo.toml --example persist_cost`; CPU {cpu}, {} cores; \
          load average at start {}; scratch files in {}.\n",
         std::thread::available_parallelism().map_or(0, usize::from),
         loadavg.split(' ').take(3).collect::<Vec<_>>().join(" "),
@@ -482,13 +413,11 @@ fn main() {
     )
     .unwrap();
 
-    // 1. The two databases.
+    // 1. The store.
     let epoch = tags(&mut rng, EPOCH_TAGS);
     let extra = tags(&mut rng, EXTRA + 10_000);
     eprintln!("measuring redb...");
     let redb = measure_redb(&scratch, &epoch, &extra);
-    eprintln!("measuring fjall...");
-    let fjall = measure_fjall(&scratch, &epoch, &extra);
     writeln!(
         md,
         "## The store: 10⁶ random 32-byte tags, then {GROUP_COMMITS} group commits of {GROUP} \
@@ -504,22 +433,21 @@ fn main() {
     )
     .unwrap();
     writeln!(md, "|---|---|---|---|---|---|---|").unwrap();
-    for f in [&redb, &fjall] {
-        writeln!(
-            md,
-            "| {} | {:.2} s | {:.0} ({:.0}) | {:.0} ({:.0}) | {:.1} MB | {:.2} s | {:.1} µs |",
-            f.name,
-            f.bulk_s,
-            f.group_tags_per_s,
-            f.commits_per_s,
-            f.big_tags_per_s,
-            f.big_commits_per_s,
-            f.bytes_per_million as f64 / 1e6,
-            f.restart_s,
-            f.lookup_us
-        )
-        .unwrap();
-    }
+    let f = &redb;
+    writeln!(
+        md,
+        "| {} | {:.2} s | {:.0} ({:.0}) | {:.0} ({:.0}) | {:.1} MB | {:.2} s | {:.1} µs |",
+        f.name,
+        f.bulk_s,
+        f.group_tags_per_s,
+        f.commits_per_s,
+        f.big_tags_per_s,
+        f.big_commits_per_s,
+        f.bytes_per_million as f64 / 1e6,
+        f.restart_s,
+        f.lookup_us
+    )
+    .unwrap();
     drop((epoch, extra));
     eprintln!("restart after a crash...");
     let (crash_s, crash_n) = crash_restart(&scratch);

@@ -10,9 +10,13 @@
 //! targets of issues 10 and 11 against the Go reference measured on the
 //! same CPU model; and writes `results/<date>-<time>-<host>.md` and `.json`.
 //!
+//! Then it regenerates `results/README.md`, the index of every report there,
+//! and each report's charts (SVG, drawn from its JSON).
+//!
 //! Options: `--quick` (fewer samples, for a smoke test), `--out DIR`,
 //! `--no-rustcrypto` (skip the second KEM backend), `--no-peers` (skip
-//! benches/peers).
+//! benches/peers); `--index` only regenerates the index and the charts,
+//! `--index --check` only checks that they are current.
 
 #![allow(
     clippy::unwrap_used,
@@ -22,10 +26,12 @@
 )]
 #![allow(clippy::cast_possible_truncation)]
 
+mod charts;
 mod children;
 mod compare;
 mod env;
 mod harness;
+mod index;
 mod markdown;
 mod measure;
 mod more;
@@ -106,6 +112,9 @@ fn main() {
         .iter()
         .position(|a| a == "--out")
         .map_or("results", |i| args[i + 1].as_str());
+    if has("--index") {
+        std::process::exit(index_only(Path::new(out_dir), has("--check")));
+    }
 
     let vectors_passed = conformance_first();
     eprintln!("vectors: {vectors_passed} passed");
@@ -165,6 +174,39 @@ fn main() {
     let (md, json) = write::files(&results, Path::new(out_dir));
     print!("{}", std::fs::read_to_string(&md).unwrap_or_default());
     eprintln!("wrote {} and {}", md.display(), json.display());
+    match index::write(Path::new(out_dir)) {
+        Ok(n) => eprintln!("wrote the index and the charts ({n} files)"),
+        Err(e) => eprintln!("the index: {e}"),
+    }
+}
+
+/// `--index`: regenerate the index and charts of `dir`, or with `--check`
+/// only say which are not current (exit status 1).
+fn index_only(dir: &Path, check: bool) -> i32 {
+    let result = if check {
+        index::stale(dir).map(|stale| {
+            for path in &stale {
+                eprintln!("not current: {}", path.display());
+            }
+            if !stale.is_empty() {
+                eprintln!("regenerate with: cargo run --release --example report -- --index");
+            }
+            stale.len()
+        })
+    } else {
+        index::write(dir).map(|n| {
+            eprintln!("wrote the index and the charts ({n} files)");
+            0
+        })
+    };
+    match result {
+        Ok(0) => 0,
+        Ok(_) => 1,
+        Err(e) => {
+            eprintln!("{e}");
+            2
+        }
+    }
 }
 
 /// Unwraps per second on one and two threads: best of two alternating

@@ -11,7 +11,7 @@ use crate::reference::PUBLISHED;
 use crate::targets::{self, times_range};
 use crate::write::{n, secs, secs_range, t};
 
-pub(crate) fn report(r: &Results, when: &str) -> String {
+pub(crate) fn report(r: &Results, when: &str, stem: &str) -> String {
     let mut m = String::new();
     let _ = writeln!(
         m,
@@ -52,6 +52,15 @@ pub(crate) fn report(r: &Results, when: &str) -> String {
         );
     }
     environment(&mut m, r);
+    // Drawn from this report's JSON by the index (crate::index), beside it.
+    let _ = writeln!(
+        m,
+        "## Charts\n\n\
+         ![Each operation against the Go reference on this CPU model and the Rust peers]({stem}-operations.svg)\n\n\
+         ![Where an unwrap's time goes: its primitives, end to end]({stem}-unwrap.svg)\n\n\
+         ![The latency distribution of one unwrap, up to the slowest]({stem}-latency.svg)\n\n\
+         All reports, on every machine: [the results index](README.md).\n"
+    );
     let _ = writeln!(
         m,
         "## Conformance before timing\n\n{} vectors (reference + AEZ) passed before anything was \

@@ -63,7 +63,7 @@ pub(crate) fn files(r: &Results, dir: &Path) -> (PathBuf, PathBuf) {
     let md = dir.join(format!("{stem}.md"));
     let js = dir.join(format!("{stem}.json"));
     let when = format!("{date} {}:{} UTC", &time[..2], &time[2..]);
-    std::fs::write(&md, crate::markdown::report(r, &when)).expect("write markdown");
+    std::fs::write(&md, crate::markdown::report(r, &when, &stem)).expect("write markdown");
     std::fs::write(
         &js,
         serde_json::to_string_pretty(&to_json(r, &when)).unwrap(),

@@ -135,10 +135,14 @@ pub enum Turn {
         /// Whether it ended by count rather than by time.
         by_count: bool,
     },
-    /// The previous epoch's grace ended: its key and filter are gone.
+    /// The previous epoch's key and filter are gone (in disk mode, its
+    /// key file and store too): its grace ended, or (`early`) a new epoch
+    /// was due before it had.
     Retired {
         /// The epoch retired.
         number: u64,
+        /// Whether before its grace ended, to make room for a new epoch.
+        early: bool,
     },
 }
 
@@ -335,22 +339,38 @@ impl Epochs {
         Ok(group)
     }
 
+    /// Drop the previous epoch; in disk mode delete its key file, then its
+    /// store (a failure is kept for the log).
+    fn retire_previous(&mut self) {
+        let Some((e, _)) = self.previous.take() else {
+            return;
+        };
+        if let Some((dir, _)) = &self.disk
+            && let Err(err) = dir.retire(e.number)
+        {
+            self.disk_error = Some(format!("retiring epoch {}: {err}", e.number));
+        }
+    }
+
     /// Retire the previous epoch if its grace is over; start a new epoch
     /// with a key from `new_key` if the current one has taken
     /// `rotate_after` packets or lived `length`. At most one change per
     /// call; call again until `None`.
+    ///
+    /// A new epoch due while the previous one is still in its grace (a
+    /// second early change, which anyone with the public key can force)
+    /// retires that one first, early: only two epochs are ever live, and
+    /// in disk mode its key file and store go with it.
     pub fn turn(&mut self, now: Instant, new_key: impl FnOnce() -> PrivateKey) -> Option<Turn> {
         if let Some((e, until)) = &self.previous
             && now >= *until
         {
             let number = e.number;
-            self.previous = None;
-            if let Some((dir, _)) = &self.disk
-                && let Err(e) = dir.retire(number)
-            {
-                self.disk_error = Some(format!("retiring epoch {number}: {e}"));
-            }
-            return Some(Turn::Retired { number });
+            self.retire_previous();
+            return Some(Turn::Retired {
+                number,
+                early: false,
+            });
         }
         let took = self.current.filter.len();
         let by_count = took >= self.policy.rotate_after;
@@ -359,6 +379,14 @@ impl Epochs {
         }
         if self.retry_at.is_some_and(|t| now < t) {
             return None;
+        }
+        if let Some((e, _)) = &self.previous {
+            let number = e.number;
+            self.retire_previous();
+            return Some(Turn::Retired {
+                number,
+                early: true,
+            });
         }
         let number = self.current.number + 1;
         let mut next = Self::epoch(&self.policy, number, new_key(), now);

@@ -187,9 +187,14 @@ impl Node {
                         )
                     });
                 }
-                Turn::Retired { number } => {
+                Turn::Retired { number, early } => {
+                    let why = if early {
+                        "early: a new epoch was due within its grace"
+                    } else {
+                        "grace over"
+                    };
                     self.log
-                        .line(now, || format!("n{i}: epoch {number} retired (grace over)"));
+                        .line(now, || format!("n{i}: epoch {number} retired ({why})"));
                 }
             }
         }

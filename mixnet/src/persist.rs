@@ -15,22 +15,34 @@
 //! Key files are written as `kemsphinx keygen` writes them: a new
 //! temporary file of mode 0600 beside the final name, written in one write
 //! and `fsync`ed, linked to its final name (which fails if that exists),
-//! the temporary name removed, the directory `fsync`ed.
+//! the temporary name removed, the directory `fsync`ed. A process killed
+//! between the write and the removal leaves a temporary file holding a
+//! whole private key: start-up deletes every one it finds.
+//!
+//! One process at a time: [`PersistDir::new`] takes an exclusive lock on
+//! `DIR/lock` (`flock`) before it looks at anything in the directory, and
+//! holds it as long as any clone of the [`PersistDir`] lives; a second
+//! process (or a second `PersistDir` in one process) is refused, before it
+//! could delete the first one's new store as an orphan.
 
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use kemsphinx::PrivateKey;
+use zeroize::Zeroizing;
 
 use crate::store::{Store, StoreError};
 
-/// A node's disk-mode directory.
+/// A node's disk-mode directory, locked for this process.
 #[derive(Clone, Debug)]
 pub struct PersistDir {
     path: PathBuf,
+    /// The open lock file: the lock lasts while any clone holds it.
+    _lock: Arc<File>,
 }
 
 /// One epoch found on start: its key and its store.
@@ -48,10 +60,12 @@ fn err(path: &Path, e: impl std::fmt::Display) -> io::Error {
 }
 
 impl PersistDir {
-    /// Use `path` (created, mode 0700, if missing).
+    /// Use `path` (created, mode 0700, if missing), locked against any
+    /// other user (see the module docs).
     ///
     /// # Errors
-    /// If it cannot be created or is not a directory.
+    /// If it cannot be created, is not a directory, or another process
+    /// (or `PersistDir`) holds its lock.
     pub fn new(path: &Path) -> io::Result<Self> {
         let mut builder = fs::DirBuilder::new();
         builder.recursive(true);
@@ -61,8 +75,25 @@ impl PersistDir {
         if !fs::metadata(path).map_err(|e| err(path, e))?.is_dir() {
             return Err(err(path, "not a directory"));
         }
+        let lock_path = path.join("lock");
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let lock = options.open(&lock_path).map_err(|e| err(&lock_path, e))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(err(
+                    &lock_path,
+                    "held by another process using this directory: refusing to share it",
+                ));
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(err(&lock_path, e)),
+        }
         Ok(Self {
             path: path.to_owned(),
+            _lock: Arc::new(lock),
         })
     }
 
@@ -82,7 +113,8 @@ impl PersistDir {
     }
 
     /// The epochs whose key files are here, oldest first, each with its
-    /// store; stores without a key file are deleted.
+    /// store; stores without a key file, and temporary key files a killed
+    /// write left, are deleted.
     ///
     /// # Errors
     /// A key file that does not parse, a key without its store, or a store
@@ -93,6 +125,11 @@ impl PersistDir {
         for entry in fs::read_dir(&self.path).map_err(|e| err(&self.path, e))? {
             let name = entry.map_err(|e| err(&self.path, e))?.file_name();
             let name = name.to_string_lossy();
+            if name.starts_with(".epoch-") && name.ends_with(".tmp") {
+                let temp = self.path.join(&*name);
+                fs::remove_file(&temp).map_err(|e| err(&temp, e))?;
+                continue;
+            }
             let Some(rest) = name.strip_prefix("epoch-") else {
                 continue;
             };
@@ -113,7 +150,7 @@ impl PersistDir {
         let mut found = Vec::new();
         for number in keys {
             let key_path = self.key_path(number);
-            let text = fs::read(&key_path).map_err(|e| err(&key_path, e))?;
+            let text = Zeroizing::new(fs::read(&key_path).map_err(|e| err(&key_path, e))?);
             let key = PrivateKey::from_pem(&text).map_err(|e| err(&key_path, e))?;
             let store_path = self.store_path(number);
             if !stores.contains(&number) {
@@ -127,7 +164,7 @@ impl PersistDir {
                 }
                 .into());
             }
-            let store = Store::open(&store_path, number)?;
+            let store = Store::open(&store_path, number, key.public_key())?;
             found.push(Found { number, key, store });
         }
         Ok(found)
@@ -140,7 +177,7 @@ impl PersistDir {
     /// Either file exists, or any I/O error (then neither file is left).
     pub fn create(&self, number: u64, key: &PrivateKey, started: SystemTime) -> io::Result<Store> {
         let store_path = self.store_path(number);
-        let store = Store::create(&store_path, number, started)?;
+        let store = Store::create(&store_path, number, key.public_key(), started)?;
         sync_dir(&self.path)?;
         if let Err(e) = write_key(&self.key_path(number), &key.to_pem()[..]) {
             drop(store);

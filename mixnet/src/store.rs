@@ -13,19 +13,36 @@
 //! truncated or corrupt file (every page's checksum is verified on open)
 //! is an error naming the file ([`StoreError`]), because an empty or
 //! partial replay cache accepts replays.
+//!
+//! Every commit is two-phase (redb's [`WriteTransaction::set_two_phase_commit`],
+//! one more `fsync`): with a one-phase commit, redb recovering an
+//! uncleanly closed file falls back to the commit before the last when
+//! the last one's header slot or newest pages do not verify, and the last
+//! group's tags would be gone although their packets left. Two-phase, the
+//! last commit's slot is valid once written, and damage to it or its pages
+//! fails the integrity check on open instead.
+//!
+//! A store is bound to its epoch's key: it records the public key it was
+//! made for, and opening it for another key (a store copied from another
+//! node, or another epoch's with the same number) is refused. The file is
+//! created with mode 0600, before redb writes to it.
+//!
+//! [`WriteTransaction::set_two_phase_commit`]: redb::WriteTransaction::set_two_phase_commit
 
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use kemsphinx::ReplayTag;
+use kemsphinx::{PublicKey, ReplayTag};
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
 
 /// The tags: key = the 32-byte tag, no value.
 const TAGS: TableDefinition<'_, [u8; 32], ()> = TableDefinition::new("replay_tags");
 /// The epoch: "number" and "started" (milliseconds since the Unix epoch).
 const META: TableDefinition<'_, &str, u64> = TableDefinition::new("epoch");
+/// The public key the store was made for: "public_key".
+const KEY: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("key");
 /// The page cache redb may use (its default is 1 GiB; a full epoch of 10⁶
 /// tags takes about 70 MB on disk).
 const CACHE_BYTES: usize = 64 << 20;
@@ -83,16 +100,30 @@ impl Store {
         }
     }
 
-    /// Create a new, empty store for epoch `number`, started at `started`;
-    /// its epoch record is durable when this returns. Refuses if the file
-    /// exists.
+    /// Create a new, empty store (mode 0600) for epoch `number` of `key`,
+    /// started at `started`; its epoch record is durable when this
+    /// returns. Refuses if the file exists.
     ///
     /// # Errors
     /// The file exists, or any database or I/O error.
-    pub fn create(path: &Path, number: u64, started: SystemTime) -> Result<Self, StoreError> {
-        if path.exists() {
-            return Err(Self::err(path, "exists; not replacing a replay store"));
-        }
+    pub fn create(
+        path: &Path,
+        number: u64,
+        key: &PublicKey,
+        started: SystemTime,
+    ) -> Result<Self, StoreError> {
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true).write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        // Made empty with its mode here; redb initialises an empty file.
+        drop(options.open(path).map_err(|e| {
+            if e.kind() == io::ErrorKind::AlreadyExists {
+                Self::err(path, "exists; not replacing a replay store")
+            } else {
+                Self::err(path, e)
+            }
+        })?);
         let db = redb::Builder::new()
             .set_cache_size(CACHE_BYTES)
             .create(path)
@@ -100,7 +131,13 @@ impl Store {
         let mut tx = db.begin_write().map_err(|e| Self::err(path, e))?;
         tx.set_durability(Durability::Immediate)
             .map_err(|e| Self::err(path, e))?;
+        tx.set_two_phase_commit(true);
         {
+            let mut bound = tx.open_table(KEY).map_err(|e| Self::err(path, e))?;
+            bound
+                .insert("public_key", &key.as_bytes()[..])
+                .map_err(|e| Self::err(path, e))?;
+            drop(bound);
             let mut meta = tx.open_table(META).map_err(|e| Self::err(path, e))?;
             meta.insert("number", number)
                 .map_err(|e| Self::err(path, e))?;
@@ -117,14 +154,14 @@ impl Store {
         })
     }
 
-    /// Open the existing store of epoch `number`: the file must exist, be a
-    /// redb database (repaired by redb if the last run did not close it)
-    /// and hold this epoch's record and tag table.
+    /// Open the existing store of epoch `number` of `key`: the file must
+    /// exist, be a redb database (repaired by redb if the last run did not
+    /// close it) and hold this epoch's record, `key` and a tag table.
     ///
     /// # Errors
-    /// Missing file, not a database, truncated or corrupt, or another
-    /// epoch's store: each an error naming the file.
-    pub fn open(path: &Path, number: u64) -> Result<Self, StoreError> {
+    /// Missing file, not a database, truncated or corrupt, another
+    /// epoch's store or another key's: each an error naming the file.
+    pub fn open(path: &Path, number: u64, key: &PublicKey) -> Result<Self, StoreError> {
         let len = std::fs::metadata(path)
             .map_err(|e| Self::err(path, format!("cannot open: {e}")))?
             .len();
@@ -152,6 +189,20 @@ impl Store {
                     .map(|v| v.value())
                     .ok_or_else(|| Self::err(path, format!("epoch record lacks {k:?}")))
             };
+            let bound = tx
+                .open_table(KEY)
+                .map_err(|e| Self::err(path, format!("not bound to a key: {e}")))?;
+            let same = bound
+                .get("public_key")
+                .map_err(|e| Self::err(path, e))?
+                .is_some_and(|v| v.value() == &key.as_bytes()[..]);
+            if !same {
+                return Err(Self::err(
+                    path,
+                    "made for another key than this epoch's (another node's store, or a \
+                     replaced key): refusing its tags",
+                ));
+            }
             (get("number")?, get("started")?)
         };
         if got != number {
@@ -190,6 +241,7 @@ impl Store {
         let mut tx = self.db.begin_write().map_err(|e| Self::err(path, e))?;
         tx.set_durability(Durability::Immediate)
             .map_err(|e| Self::err(path, e))?;
+        tx.set_two_phase_commit(true);
         {
             let mut table = tx.open_table(TAGS).map_err(|e| Self::err(path, e))?;
             for tag in tags {

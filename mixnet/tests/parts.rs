@@ -269,3 +269,76 @@ fn the_log_never_waits_for_a_full_queue() {
     }
     assert_eq!(log.suppressed(), 8);
 }
+
+/// A clean stop sends the packets the node still holds for their delay
+/// (before: they were counted forwarded and never sent, and their resends
+/// after a restart were replays).
+#[test]
+fn a_clean_stop_sends_what_the_node_still_holds() {
+    use kemsphinx_mixnet::node::Node;
+    use kemsphinx_mixnet::{Directory, NodeEntry, node_epochs};
+    use std::net::UdpSocket;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    const N: u64 = 4;
+    let mut rng = ChaCha20Rng::seed_from_u64(41);
+    let (epochs, _) = node_epochs(policy(1_000, 1_000), None).unwrap();
+    let key = epochs.current().public_key().clone();
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = socket.local_addr().unwrap();
+    let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sink.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let (node_id, sink_id) = (NodeId([1; 32]), NodeId([2; 32]));
+    let dir = Directory {
+        nodes: vec![
+            NodeEntry::new(node_id, addr, 0, key.clone()),
+            NodeEntry::new(sink_id, sink.local_addr().unwrap(), 0, key.clone()),
+        ],
+        client: (RecipientId([3; 32]), sink.local_addr().unwrap()),
+        service: RecipientId([4; 32]),
+    };
+    let others: Vec<PrivateKey> = (1..HOPS).map(|_| PrivateKey::generate(&mut rng)).collect();
+    // Held for 1.5 s at the node: longer than the stop below takes.
+    let (delay, deliver) = (
+        [Command::NodeDelay(1_500)],
+        [Command::Recipient(RecipientId([4; 32]))],
+    );
+    let path: [Hop<'_>; HOPS] = std::array::from_fn(|i| Hop {
+        id: if i == 0 { node_id } else { sink_id },
+        public_key: if i == 0 {
+            &key
+        } else {
+            others[i - 1].public_key()
+        },
+        commands: if i + 1 < HOPS { &delay } else { &deliver },
+    });
+    let node = Node {
+        index: 0,
+        epochs,
+        socket,
+        service: None,
+        log: Log::stderr(),
+    };
+    let stop = AtomicBool::new(false);
+    let forwarded = std::thread::scope(|s| {
+        let running = s.spawn(|| node.run(&dir, &stop));
+        let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for _ in 0..N {
+            let mut packet = Box::new([0u8; PACKET_LEN]);
+            create_packet(&mut rng, &path, &[9; PAYLOAD_LEN], &mut packet).unwrap();
+            client.send_to(&packet[..], addr).unwrap();
+        }
+        while dir.nodes[0].progress.load(Ordering::Relaxed) < N {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        stop.store(true, Ordering::Relaxed);
+        running.join().unwrap().forwarded
+    });
+    assert_eq!(forwarded, N);
+    let mut buf = vec![0u8; PACKET_LEN + 1];
+    let mut sent = 0;
+    while sent < N && sink.recv(&mut buf).is_ok_and(|n| n == PACKET_LEN) {
+        sent += 1;
+    }
+    assert_eq!(sent, N, "held packets lost at a clean stop");
+}

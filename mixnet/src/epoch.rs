@@ -380,6 +380,12 @@ impl Epochs {
         if self.retry_at.is_some_and(|t| now < t) {
             return None;
         }
+        // No new epoch (new files) while the store cannot be written: it
+        // would fail the same way, and the current epoch takes no new
+        // packets meanwhile anyway.
+        if self.journal().is_some_and(|j| j.failing()) {
+            return None;
+        }
         if let Some((e, _)) = &self.previous {
             let number = e.number;
             self.retire_previous();

@@ -13,10 +13,14 @@
 //! that much longer (measured: see README).
 //!
 //! A failed commit (a full disk) is logged; its tags stay in the journal
-//! and are retried every [`RETRY`], so nothing after them becomes durable
-//! and nothing is forwarded until a commit succeeds. The receiving thread
-//! keeps checking every packet meanwhile: the tags stay in the epoch's
-//! Bloom filter and in its list of tags not yet durable.
+//! and are retried every [`RETRY`] (the store reopens its file first: redb
+//! writes nothing more after an I/O error until then), so nothing after
+//! them becomes durable and nothing is forwarded until a commit succeeds.
+//! Meanwhile ([`Journal::failing`]) the receiving thread still drops
+//! replays of every tag it knows, and drops new packets before any work
+//! without remembering them, so memory does not grow with traffic; no new
+//! epoch starts. Once there is room again, the retry succeeds and
+//! forwarding resumes.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};

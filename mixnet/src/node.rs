@@ -229,6 +229,14 @@ impl Node {
             });
             return None;
         }
+        // Disk mode with a store that cannot be written (a full or failing
+        // disk): nothing new could be made durable, so nothing new could
+        // leave; dropped before any work, and nothing remembered, so memory
+        // does not grow with traffic while the disk is down.
+        if self.epochs.journal().is_some_and(|j| j.failing()) {
+            stats.drops.add(DropReason::NotDurable, 1);
+            return None;
+        }
         // The current key, then the previous one (a packet for the other
         // key fails on its MAC and is left unchanged).
         let start = Instant::now();

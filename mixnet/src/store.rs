@@ -32,6 +32,8 @@
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kemsphinx::{PublicKey, ReplayTag};
@@ -72,7 +74,13 @@ impl From<StoreError> for io::Error {
 
 /// One epoch's replay tags on disk.
 pub struct Store {
-    db: Database,
+    /// The database; `None` only while a reopen after an error failed.
+    /// redb refuses every write after an I/O error until the file is
+    /// reopened, so a failed commit marks the store `broken` and the next
+    /// commit reopens it first (a disk that filled up and has room again
+    /// then takes the retried tags).
+    db: RwLock<Option<Database>>,
+    broken: AtomicBool,
     path: PathBuf,
     number: u64,
     started: SystemTime,
@@ -147,7 +155,8 @@ impl Store {
         }
         tx.commit().map_err(|e| Self::err(path, e))?;
         Ok(Self {
-            db,
+            db: RwLock::new(Some(db)),
+            broken: AtomicBool::new(false),
             path: path.to_owned(),
             number,
             started: UNIX_EPOCH + Duration::from_millis(millis(started)),
@@ -168,14 +177,7 @@ impl Store {
         if len == 0 {
             return Err(Self::err(path, "empty file (truncated?)"));
         }
-        // Every page's checksum verified on open (redb otherwise checks
-        // only after a crash, and may trust or even panic on a file
-        // altered since it wrote it): part of the restart time measured.
-        let db = redb::Builder::new()
-            .set_cache_size(CACHE_BYTES)
-            .set_check_integrity_on_open(true)
-            .open(path)
-            .map_err(|e| Self::err(path, format!("corrupt or truncated: {e}")))?;
+        let db = Self::open_db(path)?;
         let (got, started) = {
             let tx = db.begin_read().map_err(|e| Self::err(path, e))?;
             let meta = tx
@@ -209,11 +211,45 @@ impl Store {
             return Err(Self::err(path, format!("holds epoch {got}, not {number}")));
         }
         Ok(Self {
-            db,
+            db: RwLock::new(Some(db)),
+            broken: AtomicBool::new(false),
             path: path.to_owned(),
             number,
             started: UNIX_EPOCH + Duration::from_millis(started),
         })
+    }
+
+    /// Open the database file, every page's checksum verified (redb
+    /// otherwise checks only after a crash, and may trust or even panic on
+    /// a file altered since it wrote it): part of the restart time
+    /// measured.
+    fn open_db(path: &Path) -> Result<Database, StoreError> {
+        redb::Builder::new()
+            .set_cache_size(CACHE_BYTES)
+            .set_check_integrity_on_open(true)
+            .open(path)
+            .map_err(|e| Self::err(path, format!("corrupt or truncated: {e}")))
+    }
+
+    /// The database, for reading or one write transaction: `None` while a
+    /// reopen after an error has failed.
+    fn db(&self) -> Result<std::sync::RwLockReadGuard<'_, Option<Database>>, StoreError> {
+        self.db
+            .read()
+            .map_err(|_| Self::err(&self.path, "lock poisoned"))
+    }
+
+    /// After a failed commit: close the file and open it again.
+    fn reopen(&self) -> Result<(), StoreError> {
+        let mut guard = self
+            .db
+            .write()
+            .map_err(|_| Self::err(&self.path, "lock poisoned"))?;
+        // The old handle holds redb's lock on the file: closed first.
+        drop(guard.take());
+        *guard = Some(Self::open_db(&self.path)?);
+        self.broken.store(false, Ordering::Relaxed);
+        Ok(())
     }
 
     /// The file.
@@ -237,8 +273,23 @@ impl Store {
     /// Any database or I/O error (a full disk among them); then none of
     /// `tags` is in the store.
     pub fn commit(&self, tags: &[ReplayTag]) -> Result<(), StoreError> {
+        if self.broken.load(Ordering::Relaxed) {
+            self.reopen()?;
+        }
+        let result = self.commit_once(tags);
+        if result.is_err() {
+            self.broken.store(true, Ordering::Relaxed);
+        }
+        result
+    }
+
+    fn commit_once(&self, tags: &[ReplayTag]) -> Result<(), StoreError> {
         let path = &self.path;
-        let mut tx = self.db.begin_write().map_err(|e| Self::err(path, e))?;
+        let guard = self.db()?;
+        let db = guard
+            .as_ref()
+            .ok_or_else(|| Self::err(path, "not open (a reopen after an error failed)"))?;
+        let mut tx = db.begin_write().map_err(|e| Self::err(path, e))?;
         tx.set_durability(Durability::Immediate)
             .map_err(|e| Self::err(path, e))?;
         tx.set_two_phase_commit(true);
@@ -257,7 +308,11 @@ impl Store {
     /// Any database or I/O error.
     pub fn contains(&self, tag: &ReplayTag) -> Result<bool, StoreError> {
         let path = &self.path;
-        let tx = self.db.begin_read().map_err(|e| Self::err(path, e))?;
+        let guard = self.db()?;
+        let db = guard
+            .as_ref()
+            .ok_or_else(|| Self::err(path, "not open (a reopen after an error failed)"))?;
+        let tx = db.begin_read().map_err(|e| Self::err(path, e))?;
         let table = tx.open_table(TAGS).map_err(|e| Self::err(path, e))?;
         Ok(table.get(&tag.0).map_err(|e| Self::err(path, e))?.is_some())
     }
@@ -269,7 +324,11 @@ impl Store {
     /// Any database or I/O error.
     pub fn for_each(&self, mut f: impl FnMut(&ReplayTag)) -> Result<u64, StoreError> {
         let path = &self.path;
-        let tx = self.db.begin_read().map_err(|e| Self::err(path, e))?;
+        let guard = self.db()?;
+        let db = guard
+            .as_ref()
+            .ok_or_else(|| Self::err(path, "not open (a reopen after an error failed)"))?;
+        let tx = db.begin_read().map_err(|e| Self::err(path, e))?;
         let table = tx.open_table(TAGS).map_err(|e| Self::err(path, e))?;
         let mut n = 0;
         for entry in table.iter().map_err(|e| Self::err(path, e))? {

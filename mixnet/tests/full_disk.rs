@@ -36,6 +36,15 @@ const SINK: NodeId = NodeId([2; 32]);
 const WINDOW: u64 = 8;
 const DEADLINE: Duration = Duration::from_secs(120);
 
+/// Sets its flag when dropped (on a panic too).
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// A tmpfs mounted for the test, unmounted when dropped.
 struct Mount(PathBuf);
 
@@ -92,6 +101,9 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 fn a_full_disk_stops_forwarding_but_never_checking() {
     let mount = Mount::new("512k");
     let dir: &Path = &mount.0;
+    // Room an operator frees once the disk is full.
+    let filler = dir.join("filler");
+    std::fs::write(&filler, vec![0u8; 128 << 10]).unwrap();
     let policy = EpochPolicy {
         capacity: 100_000,
         fp_rate: 1e-6,
@@ -135,8 +147,11 @@ fn a_full_disk_stops_forwarding_but_never_checking() {
         client.send_to(&p[..], node_addr).unwrap();
         sent.store(n + 1, Ordering::Relaxed);
     };
-    let stats = std::thread::scope(|s| {
+    let (stats, accepted_before) = std::thread::scope(|s| {
         let node = s.spawn(|| node.run(&directory, &stop));
+        // A failed check below stops the node and the sink, so the test
+        // fails instead of waiting for them forever.
+        let _stop_on_panic = StopOnDrop(&stop);
         s.spawn(|| {
             sink.set_read_timeout(Some(Duration::from_millis(50)))
                 .unwrap();
@@ -157,7 +172,7 @@ fn a_full_disk_stops_forwarding_but_never_checking() {
         }
         let accepted_before = before.len() as u64;
         let forwarded_at_failure = forwarded.load(Ordering::Relaxed);
-        // Fresh packets now: none may leave.
+        // Fresh packets now: none may leave, and none is remembered.
         let after: Vec<_> = (0..40)
             .map(|_| packet(&mut rng, &public, &others))
             .collect();
@@ -165,10 +180,34 @@ fn a_full_disk_stops_forwarding_but_never_checking() {
             send(p);
         }
         // Replays: of early packets (tags durable), of the fresh ones
-        // (tags only in memory).
+        // (dropped unremembered, so dropped again the same way).
         for p in before.iter().take(20).chain(after.iter().take(20)) {
             send(p);
         }
+        wait_for("every datagram to settle", || {
+            settled.load(Ordering::Relaxed) == sent.load(Ordering::Relaxed)
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        let total_while_full = forwarded.load(Ordering::Relaxed);
+        // At most the packets in flight when the failure was seen leave
+        // after it (their tags were durable); none of the 40 fresh ones.
+        assert!(
+            total_while_full <= forwarded_at_failure + WINDOW,
+            "{total_while_full}"
+        );
+        // Room again: the store is reopened, the retried group commits,
+        // and fresh packets are forwarded again (their replays dropped).
+        std::fs::remove_file(&filler).unwrap();
+        wait_for("the store to be writable again", || !journal.failing());
+        let again: Vec<_> = (0..20)
+            .map(|_| packet(&mut rng, &public, &others))
+            .collect();
+        for p in again.iter().chain(again.iter().take(10)) {
+            send(p);
+        }
+        wait_for("the fresh packets after the disk recovered", || {
+            forwarded.load(Ordering::Relaxed) >= total_while_full + 20
+        });
         wait_for("every datagram to settle", || {
             settled.load(Ordering::Relaxed) == sent.load(Ordering::Relaxed)
         });
@@ -179,17 +218,22 @@ fn a_full_disk_stops_forwarding_but_never_checking() {
         let drops: Vec<_> = stats.drops.iter().map(|(r, n)| (r.name(), n)).collect();
         println!(
             "disk full after {accepted_before} packets ({forwarded_at_failure} forwarded by then, \
-             {total} in all); then 40 fresh packets and 40 replays; drops {drops:?}"
+             {total_while_full} while full); then 40 fresh packets and 40 replays; room again: \
+             20 fresh packets and 10 replays, {total} forwarded in all; drops {drops:?}"
         );
-        // At most the packets in flight when the failure was seen leave
-        // after it (their tags were durable); none of the 40 fresh ones.
-        assert!(total <= forwarded_at_failure + WINDOW, "{total}");
-        stats
+        assert_eq!(total, total_while_full + 20, "after recovery");
+        (stats, accepted_before)
     });
-    assert_eq!(stats.dropped(DropReason::Replay), 40, "{stats:?}");
-    assert!(stats.dropped(DropReason::NotDurable) >= 40, "{stats:?}");
-    let sent = sent.load(Ordering::Relaxed);
-    assert_eq!(stats.forwarded, sent - 40, "every fresh packet unwrapped");
+    assert_eq!(stats.dropped(DropReason::Replay), 30, "{stats:?}");
+    assert!(stats.dropped(DropReason::NotDurable) >= 60, "{stats:?}");
+    // Every packet before the failure and after the recovery unwrapped,
+    // but those still in flight when the failure was seen (dropped
+    // unremembered).
+    let unwrapped = stats.forwarded;
+    assert!(
+        unwrapped <= accepted_before + 20 && unwrapped + WINDOW >= accepted_before + 20,
+        "{unwrapped} unwrapped, {accepted_before} accepted before the failure"
+    );
     // The journal still holds the store (with the tags it could not
     // commit); the file must be closed before the unmount.
     drop(journal);

@@ -79,24 +79,30 @@ fn reference(report: &Value, op: &str) -> Option<f64> {
 /// then the peers' create and unwrap.
 fn operations(report: &Value) -> Option<String> {
     let mut bars = Vec::new();
+    let mut compared = false;
     for op in report.get("operations")?.as_array()? {
-        let (ours, Some(go)) = (median_s(op)?, reference(report, name(op))) else {
-            continue;
-        };
+        let ours = median_s(op)?;
+        let go = reference(report, name(op));
         bars.push(Bar {
             label: format!("{} — kemsphinx", name(op)),
             start: 0.0,
             end: ours,
-            note: format!("{} ({:.1}× faster)", secs(ours), go / ours),
+            note: match go {
+                Some(go) => format!("{} ({:.1}× faster)", secs(ours), go / ours),
+                None => secs(ours),
+            },
             color: OURS,
         });
-        bars.push(Bar {
-            label: format!("{} — Go reference", name(op)),
-            start: 0.0,
-            end: go,
-            note: secs(go),
-            color: GO,
-        });
+        if let Some(go) = go {
+            compared = true;
+            bars.push(Bar {
+                label: format!("{} — Go reference", name(op)),
+                start: 0.0,
+                end: go,
+                note: secs(go),
+                color: GO,
+            });
+        }
     }
     for p in report.get("peers")?.as_array()? {
         let who = p.get("implementation").and_then(Value::as_str)?;
@@ -116,8 +122,13 @@ fn operations(report: &Value) -> Option<String> {
         });
     }
     let title = format!(
-        "Median time per operation (log scale), {} — Go reference as measured on this CPU model",
-        cpu(report)
+        "Median time per operation (log scale), {} — {}",
+        cpu(report),
+        if compared {
+            "Go reference as measured on this CPU model"
+        } else {
+            "the Go reference has not been measured on this CPU model"
+        }
     );
     (!bars.is_empty()).then(|| bar_chart(&title, &bars, true))
 }
@@ -273,7 +284,7 @@ fn draw_bars(
         labels.draw(&Text::new(b.label.clone(), at, right.clone()))?;
     }
     let (from, to) = if log {
-        (lo * 0.5, hi * 2.0)
+        decades(lo, hi)
     } else {
         (0.0, hi * 1.05)
     };
@@ -291,6 +302,17 @@ fn draw_bars(
     }
     root.present()?;
     Ok(())
+}
+
+/// A log axis from whole decade to whole decade, three decades at least,
+/// so that its labels are powers of ten and never crowd.
+fn decades(lo: f64, hi: f64) -> (f64, f64) {
+    let mut from = 10f64.powf(lo.log10().floor());
+    let to = 10f64.powf((hi * 1.5).log10().ceil());
+    while to / from < 999.0 {
+        from /= 10.0;
+    }
+    (from, to)
 }
 
 type Rows<'a, 'b, X> =

@@ -25,6 +25,9 @@
     clippy::cast_possible_truncation
 )]
 
+mod common;
+
+use common::{NODE, SINK, node_to_sink};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, UdpSocket};
@@ -36,19 +39,15 @@ use std::time::{Duration, Instant};
 use chacha20::ChaCha20Rng;
 use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
 use kemsphinx::{
-    Command as Cmd, Hop, NodeId, PrivateKey, PublicKey, RecipientId, ReplayTag, create_packet,
-    packet_mut, replay_tag,
+    Command as Cmd, Hop, PrivateKey, PublicKey, RecipientId, ReplayTag, create_packet, packet_mut,
+    replay_tag,
 };
 use kemsphinx_mixnet::epoch::EpochPolicy;
-use kemsphinx_mixnet::log::Log;
-use kemsphinx_mixnet::node::Node;
-use kemsphinx_mixnet::{Directory, NodeEntry, node_epochs};
+use kemsphinx_mixnet::node_epochs;
 use rand_core::{Rng, SeedableRng};
 
 const CHILD_DIR: &str = "KEMSPHINX_CRASH_CHILD_DIR";
 const CHILD_SINK: &str = "KEMSPHINX_CRASH_CHILD_SINK";
-const NODE: NodeId = NodeId([1; 32]);
-const SINK: NodeId = NodeId([2; 32]);
 /// Packets sent but not yet settled by the node (dropped or sent on), at
 /// most: a loopback socket buffers only about 12 datagrams of 16 KB, the
 /// node's and the sink's alike, and more would be dropped by the kernel.
@@ -86,35 +85,13 @@ fn crash_child() {
     };
     let (epochs, resumed) = node_epochs(policy, Some(std::path::Path::new(&dir))).unwrap();
     let tags: u64 = resumed.unwrap().epochs.iter().map(|(_, n)| n).sum();
-    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let sink: SocketAddr = sink.parse().unwrap();
-    let current = epochs.current();
-    let dir = Directory {
-        nodes: vec![
-            NodeEntry::new(
-                NODE,
-                socket.local_addr().unwrap(),
-                current.number,
-                current.public_key().clone(),
-            ),
-            NodeEntry::new(SINK, sink, 0, current.public_key().clone()),
-        ],
-        client: (RecipientId([3; 32]), sink),
-        service: RecipientId([4; 32]),
-    };
+    let (node, dir) = node_to_sink(epochs, sink.parse().unwrap());
     println!(
         "ready addr={} tags={tags} start_us={} pk={}",
-        socket.local_addr().unwrap(),
+        dir.nodes[0].addr,
         start.elapsed().as_micros(),
-        hex(&current.public_key().to_bytes()),
+        hex(&node.epochs.current().public_key().to_bytes()),
     );
-    let node = Node {
-        index: 0,
-        epochs,
-        socket,
-        service: None,
-        log: Log::stderr(),
-    };
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         s.spawn(|| {

@@ -14,6 +14,9 @@
     clippy::cast_possible_truncation
 )]
 
+mod common;
+
+use common::{NODE, SINK, node_to_sink};
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,16 +26,12 @@ use std::time::{Duration, Instant};
 
 use chacha20::ChaCha20Rng;
 use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
-use kemsphinx::{Command as Cmd, Hop, NodeId, PrivateKey, PublicKey, RecipientId, create_packet};
+use kemsphinx::{Command as Cmd, Hop, PrivateKey, PublicKey, RecipientId, create_packet};
 use kemsphinx_mixnet::epoch::EpochPolicy;
-use kemsphinx_mixnet::log::Log;
-use kemsphinx_mixnet::node::Node;
+use kemsphinx_mixnet::node_epochs;
 use kemsphinx_mixnet::stats::DropReason;
-use kemsphinx_mixnet::{Directory, NodeEntry, node_epochs};
 use rand_core::{Rng, SeedableRng};
 
-const NODE: NodeId = NodeId([1; 32]);
-const SINK: NodeId = NodeId([2; 32]);
 const WINDOW: u64 = 8;
 const DEADLINE: Duration = Duration::from_secs(120);
 
@@ -113,25 +112,10 @@ fn a_full_disk_stops_forwarding_but_never_checking() {
     };
     let (epochs, _) = node_epochs(policy, Some(&dir.join("node"))).unwrap();
     let journal = Arc::clone(epochs.journal().unwrap());
-    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
     let public = epochs.current().public_key().clone();
-    let node_addr = socket.local_addr().unwrap();
-    let directory = Directory {
-        nodes: vec![
-            NodeEntry::new(NODE, node_addr, 0, public.clone()),
-            NodeEntry::new(SINK, sink.local_addr().unwrap(), 0, public.clone()),
-        ],
-        client: (RecipientId([3; 32]), sink.local_addr().unwrap()),
-        service: RecipientId([4; 32]),
-    };
-    let node = Node {
-        index: 0,
-        epochs,
-        socket,
-        service: None,
-        log: Log::stderr(),
-    };
+    let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let (node, directory) = node_to_sink(epochs, sink.local_addr().unwrap());
+    let node_addr = directory.nodes[0].addr;
     let forwarded = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let mut rng = ChaCha20Rng::seed_from_u64(17);

@@ -12,6 +12,8 @@
     clippy::cast_possible_truncation
 )]
 
+mod common;
+
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -275,8 +277,8 @@ fn the_log_never_waits_for_a_full_queue() {
 /// after a restart were replays).
 #[test]
 fn a_clean_stop_sends_what_the_node_still_holds() {
-    use kemsphinx_mixnet::node::Node;
-    use kemsphinx_mixnet::{Directory, NodeEntry, node_epochs};
+    use common::{NODE, SINK, node_to_sink};
+    use kemsphinx_mixnet::node_epochs;
     use std::net::UdpSocket;
     use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -284,19 +286,10 @@ fn a_clean_stop_sends_what_the_node_still_holds() {
     let mut rng = ChaCha20Rng::seed_from_u64(41);
     let (epochs, _) = node_epochs(policy(1_000, 1_000), None).unwrap();
     let key = epochs.current().public_key().clone();
-    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let addr = socket.local_addr().unwrap();
     let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
     sink.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let (node_id, sink_id) = (NodeId([1; 32]), NodeId([2; 32]));
-    let dir = Directory {
-        nodes: vec![
-            NodeEntry::new(node_id, addr, 0, key.clone()),
-            NodeEntry::new(sink_id, sink.local_addr().unwrap(), 0, key.clone()),
-        ],
-        client: (RecipientId([3; 32]), sink.local_addr().unwrap()),
-        service: RecipientId([4; 32]),
-    };
+    let (node, dir) = node_to_sink(epochs, sink.local_addr().unwrap());
+    let addr = dir.nodes[0].addr;
     let others: Vec<PrivateKey> = (1..HOPS).map(|_| PrivateKey::generate(&mut rng)).collect();
     // Held for 1.5 s at the node: longer than the stop below takes.
     let (delay, deliver) = (
@@ -304,7 +297,7 @@ fn a_clean_stop_sends_what_the_node_still_holds() {
         [Command::Recipient(RecipientId([4; 32]))],
     );
     let path: [Hop<'_>; HOPS] = std::array::from_fn(|i| Hop {
-        id: if i == 0 { node_id } else { sink_id },
+        id: if i == 0 { NODE } else { SINK },
         public_key: if i == 0 {
             &key
         } else {
@@ -312,13 +305,6 @@ fn a_clean_stop_sends_what_the_node_still_holds() {
         },
         commands: if i + 1 < HOPS { &delay } else { &deliver },
     });
-    let node = Node {
-        index: 0,
-        epochs,
-        socket,
-        service: None,
-        log: Log::stderr(),
-    };
     let stop = AtomicBool::new(false);
     let forwarded = std::thread::scope(|s| {
         let running = s.spawn(|| node.run(&dir, &stop));

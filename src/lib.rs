@@ -51,5 +51,6 @@ pub use header::{Hop, Path};
 pub use kem::{BACKEND as KEM_BACKEND, PrivateKey, PublicKey};
 pub use packet::{
     Action, ReplayTag, Unwrapped, create_packet, packet_mut, payload_ref, replay_tag, unwrap,
+    unwrap_any,
 };
 pub use surb::{Surb, SurbKeys, create_surb, encrypted_reply_mut};

@@ -186,7 +186,45 @@ pub(crate) fn unwrap_with<'a>(
     keys_for: impl FnOnce(&Ciphertext) -> Result<HopKeys, Error>,
 ) -> Result<Unwrapped<'a>, Error> {
     let (replay_tag, keys) = authenticate(packet, keys_for)?;
-    let (commands, hop_block, mut stream) = read_block(&keys, packet)?;
+    unwrap_authenticated(packet, replay_tag, &keys)
+}
+
+/// [`unwrap`] under whichever of `keys` the packet was built for, tried in
+/// order; returns that key's position with the result. A node with more
+/// than one live key (the current epoch's and, during its grace, the
+/// previous one's) calls this: a key the packet was not built for fails on
+/// the header MAC before the buffer is touched, so the next key sees the
+/// packet as it arrived. Errors that do not depend on the key (the version,
+/// a refused KEM ciphertext) end the trial at once.
+///
+/// # Errors
+/// As [`unwrap`]; [`Error::Mac`] when no key's MAC verified (or `keys` is
+/// empty).
+pub fn unwrap_any<'a, 'k>(
+    keys: impl IntoIterator<Item = &'k PrivateKey>,
+    packet: &'a mut [u8; PACKET_LEN],
+) -> Result<(usize, Unwrapped<'a>), Error> {
+    for (i, key) in keys.into_iter().enumerate() {
+        let derive = |ct: &Ciphertext| key.decapsulate(ct).map(|ss| HopKeys::derive(ss.as_bytes()));
+        match authenticate(packet, derive) {
+            Ok((replay_tag, hop_keys)) => {
+                return unwrap_authenticated(packet, replay_tag, &hop_keys).map(|u| (i, u));
+            }
+            Err(Error::Mac) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Err(Error::Mac)
+}
+
+/// Steps 5 on, once the MAC verified: the commands, then the buffer
+/// transformed for the action they name.
+fn unwrap_authenticated<'a>(
+    packet: &'a mut [u8; PACKET_LEN],
+    replay_tag: ReplayTag,
+    keys: &HopKeys,
+) -> Result<Unwrapped<'a>, Error> {
+    let (commands, hop_block, mut stream) = read_block(keys, packet)?;
     let action = match commands.route() {
         Route::Forward { next_hop, mac } => {
             let next_ct = field!(&*hop_block, block::NEXT_KEM_CIPHERTEXT);

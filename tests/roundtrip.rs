@@ -180,3 +180,40 @@ fn an_unwrapped_packet_logs_no_payload_bytes() {
         logged.len()
     );
 }
+
+/// `unwrap_any` under the live keys of a node: the key a packet was built
+/// for unwraps it wherever it stands in the list, exactly as `unwrap` with
+/// that key does; with only other keys it is `Error::Mac` and the packet
+/// is unchanged; a wrong version ends the trial before any key.
+#[test]
+fn unwrap_any_finds_the_key_the_packet_was_built_for() {
+    use kemsphinx::{Error, PrivateKey, unwrap_any};
+    let mut rng = rng(21);
+    let nodes = nodes(&mut rng);
+    let cmds = commands([1, 2, 3], deliver_to([5; 32]));
+    let mut packet = Box::new([0u8; PACKET_LEN]);
+    let body = payload(&mut rng);
+    create_packet(&mut rng, &path(&nodes, &cmds), &body, &mut packet).unwrap();
+    let others: Vec<PrivateKey> = (0..2).map(|_| PrivateKey::generate(&mut rng)).collect();
+    let mut expected = packet.clone();
+    let by_unwrap = unwrap(&nodes[0].key, &mut expected).unwrap();
+    let (tag, action) = (by_unwrap.replay_tag, format!("{:?}", by_unwrap.action));
+    for position in 0..3 {
+        let mut keys: Vec<&PrivateKey> = others.iter().collect();
+        keys.insert(position, &nodes[0].key);
+        let mut copy = packet.clone();
+        let (which, hop) = unwrap_any(keys.iter().copied(), &mut copy).unwrap();
+        assert_eq!(which, position);
+        assert_eq!(hop.replay_tag, tag);
+        assert_eq!(format!("{:?}", hop.action), action);
+        assert_eq!(copy, expected);
+    }
+    let mut copy = packet.clone();
+    assert_eq!(unwrap_any(others.iter(), &mut copy).unwrap_err(), Error::Mac);
+    assert_eq!(copy, packet);
+    assert_eq!(unwrap_any([], &mut copy).unwrap_err(), Error::Mac);
+    copy[0] ^= 1;
+    let damaged = copy.clone();
+    assert_eq!(unwrap_any([&nodes[0].key], &mut copy).unwrap_err(), Error::Version);
+    assert_eq!(copy, damaged);
+}

@@ -209,11 +209,17 @@ fn unwrap_any_finds_the_key_the_packet_was_built_for() {
         assert_eq!(copy, expected);
     }
     let mut copy = packet.clone();
-    assert_eq!(unwrap_any(others.iter(), &mut copy).unwrap_err(), Error::Mac);
+    assert_eq!(
+        unwrap_any(others.iter(), &mut copy).unwrap_err(),
+        Error::Mac
+    );
     assert_eq!(copy, packet);
     assert_eq!(unwrap_any([], &mut copy).unwrap_err(), Error::Mac);
     copy[0] ^= 1;
     let damaged = copy.clone();
-    assert_eq!(unwrap_any([&nodes[0].key], &mut copy).unwrap_err(), Error::Version);
+    assert_eq!(
+        unwrap_any([&nodes[0].key], &mut copy).unwrap_err(),
+        Error::Version
+    );
     assert_eq!(copy, damaged);
 }

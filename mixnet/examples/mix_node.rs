@@ -3,9 +3,10 @@
 //! requests carrying SURBs, and a service at the last node that answers on
 //! them. Each node's mix key and replay filter (a Bloom filter of the replay
 //! tags, checked before unwrapping) belong to a key epoch and are replaced
-//! together; nodes drop replays and malformed packets, counting each by
-//! class and logging at a bounded rate, and hold each packet for its
-//! `node_delay`. At the end: per-node counts and latency percentiles.
+//! together (the `kemsphinx-node` crate's `Keyring` keeps them, and the
+//! order of checks); nodes drop replays and malformed packets, counting
+//! each by class and logging at a bounded rate, and hold each packet for
+//! its `node_delay`. At the end: per-node counts and latency percentiles.
 //!
 //! ```text
 //! cargo run --release --manifest-path mixnet/Cargo.toml --example mix_node [-- [--persist DIR] [REQUESTS]]
@@ -15,13 +16,14 @@
 //! `--persist DIR` is disk mode: each node keeps its live epochs' private
 //! keys (mode 0600) and replay stores (redb) in `DIR/n<i>`, forwards a
 //! packet only once its replay tag is durable (group commit), and resumes
-//! its epochs when run again on the same `DIR` (`store.rs`, `journal.rs`,
-//! `persist.rs`; README, "Disk mode").
+//! its epochs when run again on the same `DIR` (`Keyring::open`; README,
+//! "Disk mode").
 //!
-//! Where to look (in `mixnet/src/`): `node.rs` is the mix loop, `epoch.rs`
-//! the key epochs, `replay.rs` the replay filter, `log.rs` the log,
-//! `client.rs` the client (and the replayed and malformed datagrams it
-//! sends node 0 to show they are dropped).
+//! Where to look (in `mixnet/src/`): `node.rs` is the mix loop (workers,
+//! epoch turns, egress), `log.rs` the log, `client.rs` the client (and the
+//! replayed and malformed datagrams it sends node 0 to show they are
+//! dropped); `node/src/` (the `kemsphinx-node` crate) everything the
+//! keyring does.
 
 // Example code unwraps freely; the library denies all of this.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -61,12 +63,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let (bits, hashes, bytes) = report.filter;
     println!(
-        "replay filter per node: Bloom, {} tags at FP rate {:e}: {bits} bits ({} KiB), {hashes} hashes",
+        "replay filter per node and epoch: Bloom, {} tags at FP rate {:e}: {} KiB; {} workers per node",
         cfg.replay_capacity,
         cfg.replay_fp_rate,
-        bytes / 1024
+        report.filter_bytes / 1024,
+        cfg.workers
     );
     stats::print_nodes(&report.nodes);
     stats::print_client(&report.client);

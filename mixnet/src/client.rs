@@ -3,19 +3,23 @@
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use getrandom::SysRng;
-use kemsphinx::geometry::{ENCRYPTED_REPLY_LEN, HOPS, PACKET_LEN, PAYLOAD_LEN, SURB_ID_LEN};
-use kemsphinx::{
+use kemsphinx_node::framing;
+use kemsphinx_node::kemsphinx::geometry::{
+    ENCRYPTED_REPLY_LEN, HEADER_LEN, HOPS, PACKET_LEN, PAYLOAD_LEN, SURB_ID_LEN,
+};
+use kemsphinx_node::kemsphinx::{
     Command, Hop, NodeId, PublicKey, SurbId, SurbKeys, create_packet, create_surb,
     encrypted_reply_mut,
 };
 use rand_core::{Rng, UnwrapErr};
 
+use super::node::Counters;
 use super::stats::ClientStats;
-use super::{Config, Directory, MESSAGE_OFFSET, SURB_FLAG, answer};
+use super::{Config, Directory, answer};
 
 type Packet = Box<[u8; PACKET_LEN]>;
 
@@ -29,7 +33,14 @@ struct Pending {
 
 /// Send `cfg.packets` requests, at most `cfg.window` outstanding, until all
 /// are answered or lost, or `cfg.timeout` has passed.
-pub fn run(socket: &UdpSocket, dir: &Directory, cfg: &Config) -> ClientStats {
+///
+/// `entry` counts what node 0 has received: the attacks are paced by it.
+pub fn run(
+    socket: &UdpSocket,
+    dir: &Directory,
+    entry_counters: &Counters,
+    cfg: &Config,
+) -> ClientStats {
     let mut rng = UnwrapErr(SysRng);
     let deadline = Instant::now() + cfg.timeout;
     let entry = dir.nodes[0].addr;
@@ -41,7 +52,7 @@ pub fn run(socket: &UdpSocket, dir: &Directory, cfg: &Config) -> ClientStats {
     socket
         .set_read_timeout(Some(Duration::from_millis(10)))
         .expect("nonzero timeout");
-    stats.attacked = attack_first(socket, dir, cfg, &mut rng);
+    stats.attacked = attack_first(socket, dir, &entry_counters.received, cfg, &mut rng);
     while Instant::now() < deadline && (stats.sent < cfg.packets || !pending.is_empty()) {
         // The first request travels alone, so the attacks can follow it.
         let window = if attacked { cfg.window } else { 1 };
@@ -96,15 +107,15 @@ fn request(
     let reply_path = path(dir, &publics, [3, 2, 1, 0], &back, &to_client);
     let (surb, keys) = create_surb(rng, &reply_path).expect("valid reply path");
 
+    let mut message = [0u8; framing::MESSAGE_LEN];
+    rng.fill_bytes(&mut message);
     let mut payload = Box::new([0u8; PAYLOAD_LEN]);
-    payload[0] = SURB_FLAG;
-    payload[2..MESSAGE_OFFSET].copy_from_slice(surb.as_bytes());
-    rng.fill_bytes(&mut payload[MESSAGE_OFFSET..]);
+    framing::encode(Some(&surb), &message, &mut payload).expect("a message of the slot's length");
     let to_service = [Command::Recipient(dir.service)];
     let forward_path = path(dir, &publics, [0, 1, 2, 3], &there, &to_service);
     let mut packet = Box::new([0u8; PACKET_LEN]);
     create_packet(rng, &forward_path, &payload, &mut packet).expect("valid forward path");
-    let expected = answer(&payload[MESSAGE_OFFSET..]);
+    let expected = answer(&message);
     (
         id,
         Pending {
@@ -160,7 +171,7 @@ fn on_reply(datagram: &mut [u8], pending: &mut HashMap<SurbId, Pending>, stats: 
 /// be dropped as a "replay".
 fn send_forged_copy(socket: &UdpSocket, to: SocketAddr, packet: &Packet, stats: &mut ClientStats) {
     let mut forged = packet.clone();
-    forged[kemsphinx::geometry::HEADER_LEN - 1] ^= 1;
+    forged[HEADER_LEN - 1] ^= 1;
     let _ = socket.send_to(&forged[..], to);
     stats.injected.1 += 1;
 }
@@ -202,11 +213,11 @@ fn inject(
 fn attack_first(
     socket: &UdpSocket,
     dir: &Directory,
+    seen: &AtomicU64,
     cfg: &Config,
     rng: &mut UnwrapErr<SysRng>,
 ) -> (u64, u64) {
     let entry = dir.nodes[0].addr;
-    let seen = &dir.nodes[0].progress;
     let mut sent = seen.load(Ordering::Relaxed);
     let mut paced = |batch: u64, send: &mut dyn FnMut()| {
         for _ in 0..batch {

@@ -7,15 +7,24 @@
 //! client ◄── n0 ◄── n1 ◄── n2 ◄── n3                reply on the SURB
 //! ```
 //!
-//! Each node is a thread with a UDP socket on 127.0.0.1 and a series of
-//! key epochs ([`epoch`]): a mix key and its replay filter ([`replay`]),
-//! replaced together, published in the [`Directory`]. See [`node`] for what
-//! a node does with a datagram, [`client`] for the other end, [`log`] for
-//! how a node reports without ever waiting and [`stats`] for what it counts.
+//! Each node is a few threads sharing one UDP socket on 127.0.0.1 and one
+//! [`Keyring`] (the `kemsphinx-node` crate: key epochs, replay filters,
+//! the order of checks, durable before forwarded), its keys published in
+//! the [`Directory`]. See [`node`] for the sockets and scheduling,
+//! [`client`] for the other end, [`log`] for how a node reports without
+//! ever waiting and [`stats`] for what it counts.
 //!
-//! Disk mode ([`Config::persist`]): each epoch's key and replay tags are
-//! kept on disk ([`persist`], [`store`]), a packet leaves only once its
-//! tag is durable ([`journal`]), and a restarted node resumes its epochs.
+//! Disk mode ([`Config::persist`]): each node's keyring keeps its epochs'
+//! keys and replay tags in a directory of its own, a packet leaves only
+//! once its tag is durable, and a restarted node resumes its epochs.
+//!
+//! Sockets: a node receives into a buffer one byte larger than a packet
+//! ([`node::RECEIVE_BUFFER`]), so an oversize datagram is refused for its
+//! length rather than cut to a packet. Its socket asks for
+//! [`SOCKET_BUFFER`] bytes each way: at 16 KB a datagram, Linux's default
+//! (about 208 KiB) holds only a dozen packets, and a burst beyond what the
+//! workers drain is lost in the kernel, uncounted. Linux caps the request
+//! at `net.core.rmem_max` / `wmem_max`: raise those on a real node.
 
 // Example code indexes and unwraps freely; the library denies all of this.
 #![allow(
@@ -27,40 +36,29 @@
 )]
 
 pub mod client;
-pub mod epoch;
-pub mod journal;
 pub mod log;
 pub mod node;
-pub mod persist;
-pub mod replay;
 pub mod stats;
-pub mod store;
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use getrandom::SysRng;
-use kemsphinx::geometry::{HOPS, PAYLOAD_LEN, SURB_LEN};
-use kemsphinx::{NodeId, PrivateKey, PublicKey, RecipientId};
+use kemsphinx_node::kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
+use kemsphinx_node::kemsphinx::{NodeId, PrivateKey, PublicKey, RecipientId};
+use kemsphinx_node::{EpochPolicy, Keyring, OpenError, Resumed};
 use rand_core::{Rng, UnwrapErr};
 
-use crate::epoch::{EpochPolicy, Epochs, Resumed};
-use crate::journal::Journal;
-use crate::log::Log;
-use crate::node::Node;
-use crate::replay::ReplayFilter;
+use crate::node::{Counters, Node};
 use crate::stats::{ClientStats, NodeStats};
 
-/// The upper layer's payload framing (as in `examples/roundtrip.rs`):
-/// flags ‖ reserved ‖ SURB ‖ message.
-pub const SURB_FLAG: u8 = 1;
-/// Where the message starts in a payload.
-pub const MESSAGE_OFFSET: usize = 2 + SURB_LEN;
+/// The send and receive buffer each node's socket asks for: 256 packets.
+pub const SOCKET_BUFFER: usize = 256 * PACKET_LEN;
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -96,9 +94,16 @@ pub struct Config {
     /// MAC but name an unknown next hop (each costs a filter insert).
     pub forged: u64,
     /// Disk mode: node `i` keeps its epochs' keys and replay stores in
-    /// `DIR/n<i>` and resumes them on the next run ([`persist`]); `None`
-    /// (the default): memory mode, nothing is written.
+    /// `DIR/n<i>` and resumes them on the next run
+    /// ([`Keyring::open`]); `None` (the default): memory mode, nothing is
+    /// written.
     pub persist: Option<PathBuf>,
+    /// Worker threads per node.
+    pub workers: usize,
+    /// Disk mode: the keyrings' group interval. Shorter than the crate's
+    /// default (20 ms, chosen for throughput): this network's delays are
+    /// only milliseconds, and eight hops would each wait for a group.
+    pub group_interval: Duration,
 }
 
 impl Default for Config {
@@ -118,6 +123,8 @@ impl Default for Config {
             flood: 0,
             forged: 0,
             persist: None,
+            workers: 2,
+            group_interval: Duration::from_millis(5),
         }
     }
 }
@@ -143,13 +150,6 @@ pub struct NodeEntry {
     pub addr: SocketAddr,
     /// Its current epoch and public key.
     key: Mutex<(u64, PublicKey)>,
-    /// Datagrams it has received so far (the client paces its attacks on
-    /// node 0 by this, so the kernel does not drop them).
-    pub progress: AtomicU64,
-    /// Datagrams it is done with: dropped, or sent on (after their delay
-    /// and, in disk mode, their tag's commit). `progress - settled` is
-    /// what it holds (a test paces its sending by it).
-    pub settled: AtomicU64,
 }
 
 /// Who is where, with which key. A real network learns this from its PKI.
@@ -169,46 +169,40 @@ impl NodeEntry {
             id,
             addr,
             key: Mutex::new((number, key)),
-            progress: AtomicU64::new(0),
-            settled: AtomicU64::new(0),
         }
     }
 }
 
-/// A node's epochs: in memory with a fresh key, or (disk mode) resumed
+/// A node's keyring: in memory with a fresh key, or (disk mode) resumed
 /// from or started in `dir`.
 ///
 /// # Errors
-/// Disk mode: a key or store that does not load (the error names the
-/// file), or files that cannot be written.
-pub fn node_epochs(
+/// The policy, or in disk mode a key or store that does not load (the
+/// error names the file), or files that cannot be written.
+pub fn keyring(
     policy: EpochPolicy,
     dir: Option<&std::path::Path>,
-) -> io::Result<(Epochs, Option<Resumed>)> {
-    node_epochs_with(policy, dir, journal::GROUP_INTERVAL)
+) -> Result<(Keyring, Option<Resumed>), OpenError> {
+    match dir {
+        None => {
+            let key = PrivateKey::generate(&mut UnwrapErr(SysRng));
+            Ok((Keyring::new(policy, key)?, None))
+        }
+        Some(dir) => Keyring::open(policy, dir).map(|(k, r)| (k, Some(r))),
+    }
 }
 
-/// [`node_epochs`] with a group interval of `group_interval`
-/// ([`Journal::new`]).
+/// A UDP socket on 127.0.0.1 asking for [`SOCKET_BUFFER`] bytes each way
+/// (the kernel may grant less; see the crate docs).
 ///
 /// # Errors
-/// As [`node_epochs`].
-pub fn node_epochs_with(
-    policy: EpochPolicy,
-    dir: Option<&std::path::Path>,
-    group_interval: Duration,
-) -> io::Result<(Epochs, Option<Resumed>)> {
-    let new_key = || PrivateKey::generate(&mut UnwrapErr(SysRng));
-    let now = Instant::now();
-    match dir {
-        None => Ok((Epochs::new(policy, new_key(), now), None)),
-        Some(dir) => {
-            let dir = persist::PersistDir::new(dir)?;
-            let journal = Arc::new(Journal::new(group_interval));
-            let (epochs, resumed) = Epochs::open(policy, dir, journal, now, new_key)?;
-            Ok((epochs, Some(resumed)))
-        }
-    }
+/// If it cannot be bound.
+pub fn bind() -> io::Result<UdpSocket> {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None)?;
+    let _ = socket.set_recv_buffer_size(SOCKET_BUFFER);
+    let _ = socket.set_send_buffer_size(SOCKET_BUFFER);
+    socket.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into())?;
+    Ok(socket.into())
 }
 
 impl Directory {
@@ -258,8 +252,8 @@ pub struct Report {
     pub nodes: Vec<NodeStats>,
     /// The client's side.
     pub client: ClientStats,
-    /// Each node's replay filter: bits, hash count, bytes.
-    pub filter: (u64, u32, usize),
+    /// Bytes of each epoch's replay filter, per node.
+    pub filter_bytes: usize,
 }
 
 /// Start four nodes, run the client to completion, stop the nodes.
@@ -268,21 +262,20 @@ pub struct Report {
 /// If a loopback socket cannot be bound.
 pub fn run(cfg: &Config) -> io::Result<Report> {
     let mut rng = UnwrapErr(SysRng);
-    let mut epochs = Vec::new();
+    let mut keyrings = Vec::new();
     for i in 0..HOPS {
         let dir = cfg.persist.as_ref().map(|d| d.join(format!("n{i}")));
-        let (e, resumed) = node_epochs(cfg.epoch_policy(), dir.as_deref())?;
+        let (k, resumed) = keyring(cfg.epoch_policy(), dir.as_deref()).map_err(io::Error::other)?;
+        k.set_group_interval(cfg.group_interval);
         if let Some(r) = resumed {
             eprintln!(
                 "n{i}: disk mode: resumed epochs (number, tags) {:?}, deleted {:?}",
                 r.epochs, r.retired
             );
         }
-        epochs.push(e);
+        keyrings.push(k);
     }
-    let sockets: Vec<UdpSocket> = (0..HOPS)
-        .map(|_| UdpSocket::bind("127.0.0.1:0"))
-        .collect::<io::Result<_>>()?;
+    let sockets: Vec<UdpSocket> = (0..HOPS).map(|_| bind()).collect::<io::Result<_>>()?;
     let client_socket = UdpSocket::bind("127.0.0.1:0")?;
     let mut random_id = || {
         let mut id = [0u8; 32];
@@ -290,13 +283,13 @@ pub fn run(cfg: &Config) -> io::Result<Report> {
         id
     };
     let mut nodes = Vec::new();
-    for (s, e) in sockets.iter().zip(&epochs) {
-        let current = e.current();
+    for (s, k) in sockets.iter().zip(&keyrings) {
+        let current = k.current();
         nodes.push(NodeEntry::new(
             NodeId(random_id()),
             s.local_addr()?,
             current.number,
-            current.public_key().clone(),
+            current.public_key,
         ));
     }
     let dir = Directory {
@@ -304,27 +297,28 @@ pub fn run(cfg: &Config) -> io::Result<Report> {
         client: (RecipientId(random_id()), client_socket.local_addr()?),
         service: RecipientId(random_id()),
     };
-    let probe = ReplayFilter::new(cfg.replay_capacity, cfg.replay_fp_rate);
+    let counters: Vec<Arc<Counters>> = (0..HOPS).map(|_| Arc::default()).collect();
     let stop = AtomicBool::new(false);
     let (dir_ref, stop_ref) = (&dir, &stop);
     let (nodes, client) = thread::scope(|s| {
         let handles: Vec<_> = sockets
             .into_iter()
-            .zip(epochs)
+            .zip(keyrings)
+            .zip(&counters)
             .enumerate()
-            .map(|(index, (socket, epochs))| {
-                let service = (index == HOPS - 1).then_some(dir.service);
+            .map(|(index, ((socket, keyring), counters))| {
                 let node = Node {
                     index,
-                    epochs,
+                    keyring: Arc::new(keyring),
                     socket,
-                    service,
-                    log: Log::stderr(),
+                    service: (index == HOPS - 1).then_some(dir.service),
+                    workers: cfg.workers,
+                    counters: Arc::clone(counters),
                 };
                 s.spawn(move || node.run(dir_ref, stop_ref))
             })
             .collect();
-        let client = client::run(&client_socket, &dir, cfg);
+        let client = client::run(&client_socket, &dir, &counters[0], cfg);
         stop.store(true, Ordering::Relaxed);
         let nodes: Vec<NodeStats> = handles
             .into_iter()
@@ -332,10 +326,9 @@ pub fn run(cfg: &Config) -> io::Result<Report> {
             .collect();
         (nodes, client)
     });
-    let filter = (probe.bits(), probe.hashes(), probe.memory_bytes());
     Ok(Report {
         nodes,
         client,
-        filter,
+        filter_bytes: cfg.epoch_policy().filter_bytes(),
     })
 }

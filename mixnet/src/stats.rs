@@ -149,6 +149,15 @@ impl Histogram {
         self.max = self.max.max(d);
     }
 
+    /// Add the samples of `other`.
+    pub fn merge(&mut self, other: &Histogram) {
+        for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {
+            *a += b;
+        }
+        self.total += other.total;
+        self.max = self.max.max(other.max);
+    }
+
     /// Samples counted.
     pub fn count(&self) -> u64 {
         self.total
@@ -219,8 +228,10 @@ pub struct NodeStats {
     pub previous_key: u64,
     /// Key epochs started after the first (by count or by time).
     pub rotations: u64,
-    /// Time spent in `unwrap`, per successfully unwrapped packet.
-    pub unwrap_time: Histogram,
+    /// Time spent in [`Keyring::receive`](kemsphinx_node::Keyring::receive)
+    /// (replay check, key trial, unwrap, test-and-set), per packet it
+    /// accepted.
+    pub receive_time: Histogram,
     /// How much later than its `node_delay` each forwarded packet left
     /// (never negative: packets are never sent early).
     pub lateness: Histogram,
@@ -236,6 +247,21 @@ pub struct NodeStats {
 }
 
 impl NodeStats {
+    /// Add what one worker thread counted (the histograms and counters a
+    /// worker keeps).
+    pub fn merge(&mut self, w: &NodeStats) {
+        self.received += w.received;
+        self.forwarded += w.forwarded;
+        self.delivered += w.delivered;
+        self.replies += w.replies;
+        for (why, n) in w.drops.iter() {
+            self.drops.add(why, n);
+        }
+        self.previous_key += w.previous_key;
+        self.receive_time.merge(&w.receive_time);
+        self.log_suppressed += w.log_suppressed;
+    }
+
     /// All drops of malformed datagrams.
     pub fn malformed_total(&self) -> u64 {
         self.drops
@@ -286,7 +312,7 @@ fn triple_us(h: &Histogram) -> String {
 /// One table row per node, then the drops by reason.
 pub fn print_nodes(nodes: &[NodeStats]) {
     println!(
-        "\n{:<5}{:>6}{:>6}{:>9}{:>7}{:>8}{:>11}{:>7}  {:<22}late p50/p99 µs",
+        "\n{:<5}{:>6}{:>6}{:>9}{:>7}{:>8}{:>11}{:>7}  {:<24}late p50/p99 µs",
         "node",
         "recv",
         "fwd",
@@ -295,12 +321,12 @@ pub fn print_nodes(nodes: &[NodeStats]) {
         "replay",
         "malformed",
         "epochs",
-        "unwrap p50/p90/p99 µs",
+        "receive p50/p90/p99 µs",
     );
     for (i, n) in nodes.iter().enumerate() {
         let late = |q| n.lateness.quantile(q).as_micros();
         println!(
-            "n{:<4}{:>6}{:>6}{:>9}{:>7}{:>8}{:>11}{:>7}  {:<22}{}/{}",
+            "n{:<4}{:>6}{:>6}{:>9}{:>7}{:>8}{:>11}{:>7}  {:<24}{}/{}",
             i,
             n.received,
             n.forwarded,
@@ -309,7 +335,7 @@ pub fn print_nodes(nodes: &[NodeStats]) {
             n.dropped(DropReason::Replay),
             n.malformed_total(),
             n.rotations + 1,
-            triple_us(&n.unwrap_time),
+            triple_us(&n.receive_time),
             late(0.5),
             late(0.99)
         );

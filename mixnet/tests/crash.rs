@@ -42,8 +42,7 @@ use kemsphinx::{
     Command as Cmd, Hop, PrivateKey, PublicKey, RecipientId, ReplayTag, create_packet, packet_mut,
     replay_tag,
 };
-use kemsphinx_mixnet::epoch::EpochPolicy;
-use kemsphinx_mixnet::node_epochs;
+use kemsphinx_node::{EpochPolicy, Keyring};
 use rand_core::{Rng, SeedableRng};
 
 const CHILD_DIR: &str = "KEMSPHINX_CRASH_CHILD_DIR";
@@ -83,16 +82,17 @@ fn crash_child() {
         length: Duration::from_secs(3600),
         grace: Duration::from_secs(60),
     };
-    let (epochs, resumed) = node_epochs(policy, Some(std::path::Path::new(&dir))).unwrap();
-    let tags: u64 = resumed.unwrap().epochs.iter().map(|(_, n)| n).sum();
-    let (node, dir) = node_to_sink(epochs, sink.parse().unwrap());
+    let (keyring, resumed) = Keyring::open(policy, std::path::Path::new(&dir)).unwrap();
+    let tags: u64 = resumed.epochs.iter().map(|(_, n)| n).sum();
+    let (node, dir) = node_to_sink(keyring, sink.parse().unwrap());
     println!(
         "ready addr={} tags={tags} start_us={} pk={}",
         dir.nodes[0].addr,
         start.elapsed().as_micros(),
-        hex(&node.epochs.current().public_key().to_bytes()),
+        hex(&node.keyring.current().public_key.to_bytes()),
     );
     let stop = AtomicBool::new(false);
+    let counters = Arc::clone(&node.counters);
     std::thread::scope(|s| {
         s.spawn(|| {
             let mut sink = Vec::new();
@@ -102,7 +102,7 @@ fn crash_child() {
         s.spawn(|| {
             let mut shown = 0;
             while !stop.load(Ordering::Relaxed) {
-                let now = dir.nodes[0].settled.load(Ordering::Relaxed);
+                let now = counters.settled.load(Ordering::Relaxed);
                 if now != shown {
                     println!("progress {now}");
                     shown = now;

@@ -27,9 +27,8 @@ use std::time::{Duration, Instant};
 use chacha20::ChaCha20Rng;
 use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
 use kemsphinx::{Command as Cmd, Hop, PrivateKey, PublicKey, RecipientId, create_packet};
-use kemsphinx_mixnet::epoch::EpochPolicy;
-use kemsphinx_mixnet::node_epochs;
 use kemsphinx_mixnet::stats::DropReason;
+use kemsphinx_node::{EpochPolicy, Keyring};
 use rand_core::{Rng, SeedableRng};
 
 const WINDOW: u64 = 8;
@@ -110,18 +109,19 @@ fn a_full_disk_stops_forwarding_but_never_checking() {
         length: Duration::from_secs(3600),
         grace: Duration::from_secs(60),
     };
-    let (epochs, _) = node_epochs(policy, Some(&dir.join("node"))).unwrap();
-    let journal = Arc::clone(epochs.journal().unwrap());
-    let public = epochs.current().public_key().clone();
+    let (keyring, _) = Keyring::open(policy, &dir.join("node")).unwrap();
+    let public = keyring.current().public_key;
     let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let (node, directory) = node_to_sink(epochs, sink.local_addr().unwrap());
+    let (node, directory) = node_to_sink(keyring, sink.local_addr().unwrap());
+    let keyring = Arc::clone(&node.keyring);
     let node_addr = directory.nodes[0].addr;
     let forwarded = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let mut rng = ChaCha20Rng::seed_from_u64(17);
     let others: Vec<PrivateKey> = (1..HOPS).map(|_| PrivateKey::generate(&mut rng)).collect();
     let client = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let settled = &directory.nodes[0].settled;
+    let counters = Arc::clone(&node.counters);
+    let settled = &counters.settled;
     let sent = AtomicU64::new(0);
     let send = |p: &[u8; PACKET_LEN]| {
         let n = sent.load(Ordering::Relaxed);
@@ -148,7 +148,7 @@ fn a_full_disk_stops_forwarding_but_never_checking() {
         });
         // Fill the disk.
         let mut before = Vec::new();
-        while !journal.failing() {
+        while !keyring.disk_failing() {
             assert!(before.len() < 50_000, "the disk never filled");
             let p = packet(&mut rng, &public, &others);
             send(&p);
@@ -182,7 +182,7 @@ fn a_full_disk_stops_forwarding_but_never_checking() {
         // Room again: the store is reopened, the retried group commits,
         // and fresh packets are forwarded again (their replays dropped).
         std::fs::remove_file(&filler).unwrap();
-        wait_for("the store to be writable again", || !journal.failing());
+        wait_for("the store to be writable again", || !keyring.disk_failing());
         let again: Vec<_> = (0..20)
             .map(|_| packet(&mut rng, &public, &others))
             .collect();
@@ -218,8 +218,8 @@ fn a_full_disk_stops_forwarding_but_never_checking() {
         unwrapped <= accepted_before + 20 && unwrapped + WINDOW >= accepted_before + 20,
         "{unwrapped} unwrapped, {accepted_before} accepted before the failure"
     );
-    // The journal still holds the store (with the tags it could not
-    // commit); the file must be closed before the unmount.
-    drop(journal);
+    // The keyring still holds the store; the file must be closed before
+    // the unmount.
+    drop(keyring);
     drop(mount);
 }

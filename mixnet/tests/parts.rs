@@ -1,5 +1,6 @@
-//! The mix node's parts on their own: key epochs and their filters, the
-//! latency histogram, the rate-limited log.
+//! The mix node's parts on their own: the latency histogram, the
+//! rate-limited log, a clean stop. (The key epochs and replay filters are
+//! the `kemsphinx-node` crate's, tested there.)
 
 // Tests unwrap, index and panic freely; the library denies all of this.
 #![allow(
@@ -19,183 +20,12 @@ use std::time::{Duration, Instant};
 
 use chacha20::ChaCha20Rng;
 use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
-use kemsphinx::{
-    Command, Error, Hop, NodeId, PrivateKey, RecipientId, ReplayTag, create_packet, unwrap,
-};
-use kemsphinx_mixnet::epoch::{EpochPolicy, Epochs, Full, Turn, Which};
+use kemsphinx::{Command, Hop, PrivateKey, RecipientId, create_packet};
 use kemsphinx_mixnet::log::{BURST, Log, PER_SECOND};
 use kemsphinx_mixnet::stats::Histogram;
+use kemsphinx_node::{EpochPolicy, Keyring};
 use rand_core::{Rng, SeedableRng};
 
-const HOUR: Duration = Duration::from_secs(3600);
-
-fn policy(capacity: usize, rotate_after: usize) -> EpochPolicy {
-    EpochPolicy {
-        capacity,
-        fp_rate: 1e-3,
-        rotate_after,
-        length: HOUR,
-        grace: HOUR,
-    }
-}
-
-fn tag(rng: &mut ChaCha20Rng) -> ReplayTag {
-    let mut t = [0u8; 32];
-    rng.fill_bytes(&mut t);
-    ReplayTag(t)
-}
-
-/// What the old single filter could not do: after twenty times its
-/// capacity of inserts, fresh tags are still (nearly all) fresh, because
-/// the node moved to a new key and filter each time one filled.
-#[test]
-fn fresh_tags_are_not_dropped_however_many_tags_came_before() {
-    let mut rng = ChaCha20Rng::seed_from_u64(1);
-    let (capacity, rotate_after, flood) = (1_000, 900, 20_000);
-    let t0 = Instant::now();
-    let mut epochs = Epochs::new(
-        policy(capacity, rotate_after),
-        PrivateKey::generate(&mut rng),
-        t0,
-    );
-    let (mut started, mut retired) = (0, 0);
-    for _ in 0..flood {
-        let t = tag(&mut rng);
-        epochs.remember(Which::Current, &t).unwrap();
-        while let Some(turn) = epochs.turn(t0, || PrivateKey::generate(&mut rng)) {
-            match turn {
-                Turn::Started {
-                    by_count: true,
-                    took: 900,
-                    ..
-                } => started += 1,
-                // Every change after the first comes within the previous
-                // epoch's grace (the clock stands still), which retires it.
-                Turn::Retired { early: true, .. } => retired += 1,
-                other => panic!("{other:?}"),
-            }
-        }
-    }
-    assert_eq!(started, flood / rotate_after);
-    assert_eq!(retired, started - 1);
-    assert_eq!(epochs.current().filter().len(), flood % rotate_after);
-    assert_eq!(epochs.previous().unwrap().filter().len(), rotate_after);
-    let queries = 100_000;
-    let dropped = (0..queries).filter(|_| epochs.seen(&tag(&mut rng))).count();
-    println!("{dropped} of {queries} fresh tags looked like replays after {flood} inserts");
-    // Two live filters, each under its capacity: at most twice the target.
-    assert!((dropped as f64) < 2.0 * 1e-3 * queries as f64, "{dropped}");
-}
-
-#[test]
-fn the_previous_epoch_takes_up_to_its_capacity_then_refuses_once_reported() {
-    let mut rng = ChaCha20Rng::seed_from_u64(2);
-    let t0 = Instant::now();
-    let mut epochs = Epochs::new(policy(10, 6), PrivateKey::generate(&mut rng), t0);
-    for _ in 0..6 {
-        epochs.remember(Which::Current, &tag(&mut rng)).unwrap();
-    }
-    let turn = epochs.turn(t0, || PrivateKey::generate(&mut rng));
-    assert_eq!(
-        turn,
-        Some(Turn::Started {
-            number: 1,
-            took: 6,
-            by_count: true
-        })
-    );
-    assert_eq!(epochs.turn(t0, || unreachable!()), None);
-    for _ in 0..4 {
-        epochs.remember(Which::Previous, &tag(&mut rng)).unwrap();
-    }
-    let full = |first| Err(Full { number: 0, first });
-    assert_eq!(epochs.remember(Which::Previous, &tag(&mut rng)), full(true));
-    assert_eq!(
-        epochs.remember(Which::Previous, &tag(&mut rng)),
-        full(false)
-    );
-    // The new epoch is unaffected.
-    epochs.remember(Which::Current, &tag(&mut rng)).unwrap();
-    assert_eq!(epochs.current().filter().len(), 1);
-}
-
-/// The node's unwrap: the keys in order, on to the next on a MAC failure.
-fn unwrap_as_a_node(epochs: &Epochs, packet: &[u8; PACKET_LEN]) -> Result<Which, Error> {
-    let mut packet = Box::new(*packet);
-    let mut tried = Err(Error::Mac);
-    for (which, key) in epochs.keys() {
-        tried = unwrap(key, &mut packet).map(|_| which);
-        if !matches!(tried, Err(Error::Mac)) {
-            break;
-        }
-    }
-    tried
-}
-
-#[test]
-fn the_previous_key_unwraps_during_its_grace_and_not_after() {
-    let mut rng = ChaCha20Rng::seed_from_u64(3);
-    let t0 = Instant::now();
-    let p = EpochPolicy {
-        length: Duration::from_secs(10),
-        grace: Duration::from_secs(5),
-        ..policy(100, 100)
-    };
-    let mut epochs = Epochs::new(p, PrivateKey::generate(&mut rng), t0);
-    let packet_for = |epochs: &Epochs, rng: &mut ChaCha20Rng| {
-        let key = epochs.current().public_key().clone();
-        let others: Vec<PrivateKey> = (1..HOPS).map(|_| PrivateKey::generate(rng)).collect();
-        let (delay, deliver) = (
-            [Command::NodeDelay(0)],
-            [Command::Recipient(RecipientId([1; 32]))],
-        );
-        let path: [Hop<'_>; HOPS] = std::array::from_fn(|i| Hop {
-            id: NodeId([i as u8; 32]),
-            public_key: if i == 0 {
-                &key
-            } else {
-                others[i - 1].public_key()
-            },
-            commands: if i + 1 < HOPS { &delay } else { &deliver },
-        });
-        let mut packet = Box::new([0u8; PACKET_LEN]);
-        create_packet(rng, &path, &[0; PAYLOAD_LEN], &mut packet).unwrap();
-        packet
-    };
-    let old = packet_for(&epochs, &mut rng);
-    assert_eq!(unwrap_as_a_node(&epochs, &old), Ok(Which::Current));
-    // Nothing changes before the epoch's time is up.
-    assert_eq!(
-        epochs.turn(t0 + Duration::from_secs(9), || unreachable!()),
-        None
-    );
-    let t1 = t0 + Duration::from_secs(10);
-    let turn = epochs.turn(t1, || PrivateKey::generate(&mut rng));
-    assert_eq!(
-        turn,
-        Some(Turn::Started {
-            number: 1,
-            took: 0,
-            by_count: false
-        })
-    );
-    let new = packet_for(&epochs, &mut rng);
-    assert_eq!(unwrap_as_a_node(&epochs, &old), Ok(Which::Previous));
-    assert_eq!(unwrap_as_a_node(&epochs, &new), Ok(Which::Current));
-    let t2 = t1 + Duration::from_secs(5);
-    assert_eq!(
-        epochs.turn(t2, || unreachable!()),
-        Some(Turn::Retired {
-            number: 0,
-            early: false
-        })
-    );
-    assert!(epochs.previous().is_none());
-    assert_eq!(unwrap_as_a_node(&epochs, &old), Err(Error::Mac));
-    assert_eq!(unwrap_as_a_node(&epochs, &new), Ok(Which::Current));
-}
-
-/// The nearest-rank quantile of sorted samples.
 fn exact(sorted: &[Duration], q: f64) -> Duration {
     let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
     sorted[rank - 1]
@@ -278,17 +108,22 @@ fn the_log_never_waits_for_a_full_queue() {
 #[test]
 fn a_clean_stop_sends_what_the_node_still_holds() {
     use common::{NODE, SINK, node_to_sink};
-    use kemsphinx_mixnet::node_epochs;
     use std::net::UdpSocket;
     use std::sync::atomic::{AtomicBool, Ordering};
 
     const N: u64 = 4;
     let mut rng = ChaCha20Rng::seed_from_u64(41);
-    let (epochs, _) = node_epochs(policy(1_000, 1_000), None).unwrap();
-    let key = epochs.current().public_key().clone();
+    let policy = EpochPolicy {
+        capacity: 1_000,
+        rotate_after: 1_000,
+        ..EpochPolicy::default()
+    };
+    let keyring = Keyring::new(policy, PrivateKey::generate(&mut rng)).unwrap();
+    let key = keyring.current().public_key;
     let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
     sink.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let (node, dir) = node_to_sink(epochs, sink.local_addr().unwrap());
+    let (node, dir) = node_to_sink(keyring, sink.local_addr().unwrap());
+    let counters = std::sync::Arc::clone(&node.counters);
     let addr = dir.nodes[0].addr;
     let others: Vec<PrivateKey> = (1..HOPS).map(|_| PrivateKey::generate(&mut rng)).collect();
     // Held for 1.5 s at the node: longer than the stop below takes.
@@ -314,7 +149,7 @@ fn a_clean_stop_sends_what_the_node_still_holds() {
             create_packet(&mut rng, &path, &[9; PAYLOAD_LEN], &mut packet).unwrap();
             client.send_to(&packet[..], addr).unwrap();
         }
-        while dir.nodes[0].progress.load(Ordering::Relaxed) < N {
+        while counters.received.load(Ordering::Relaxed) < N {
             std::thread::sleep(Duration::from_millis(1));
         }
         stop.store(true, Ordering::Relaxed);

@@ -3,27 +3,16 @@
 //! truncated or corrupt store refused on start with an error naming the
 //! file (never a silent empty replay cache).
 
-// Tests unwrap, index and panic freely; the library denies all of this.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use chacha20::ChaCha20Rng;
 use kemsphinx::{PrivateKey, ReplayTag};
-use kemsphinx_mixnet::epoch::{EpochPolicy, Epochs, Turn, Which};
-use kemsphinx_mixnet::journal::Journal;
-use kemsphinx_mixnet::log::Log;
-use kemsphinx_mixnet::node_epochs;
-use kemsphinx_mixnet::persist::PersistDir;
-use kemsphinx_mixnet::store::Store;
 use rand_core::{Rng, SeedableRng};
+
+use crate::dir::PersistDir;
+use crate::store::Store;
+use crate::{EpochPolicy, Keyring, OpenError, Resumed, Turn};
 
 fn policy() -> EpochPolicy {
     EpochPolicy {
@@ -35,8 +24,10 @@ fn policy() -> EpochPolicy {
     }
 }
 
+/// A fresh scratch directory's path (not yet made).
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kemsphinx-persist-{name}-{}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("kemsphinx-node-disk-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
@@ -47,31 +38,37 @@ fn tag(rng: &mut ChaCha20Rng) -> ReplayTag {
     ReplayTag(t)
 }
 
-/// Epochs in `dir` with `n` tags remembered and committed; the tags.
+fn open(dir: &Path) -> Result<(Keyring, Resumed), OpenError> {
+    Keyring::open(policy(), dir)
+}
+
+/// A disk-mode keyring in `dir` with `n` tags remembered and committed,
+/// then closed; the tags.
 fn filled(dir: &Path, n: usize, rng: &mut ChaCha20Rng) -> Vec<ReplayTag> {
-    let journal = Arc::new(Journal::new(Duration::ZERO));
-    let new_key = || PrivateKey::generate(&mut ChaCha20Rng::seed_from_u64(1));
-    let (mut epochs, _) = Epochs::open(
-        policy(),
-        PersistDir::new(dir).unwrap(),
-        Arc::clone(&journal),
-        Instant::now(),
-        new_key,
-    )
-    .unwrap();
+    let (keyring, resumed) = open(dir).unwrap();
+    assert_eq!(resumed, Resumed::default(), "a fresh directory");
     let tags: Vec<ReplayTag> = (0..n).map(|_| tag(rng)).collect();
-    std::thread::scope(|s| {
-        s.spawn(|| journal.run_committer(0, &mut Log::stderr(), || {}));
-        let mut last = 0;
-        for t in &tags {
-            last = epochs.remember_durably(Which::Current, t).unwrap();
-        }
-        while journal.durable() < last {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        journal.stop();
-    });
+    let mut last = None;
+    for t in &tags {
+        last = Some(keyring.remember_tag(t, false).unwrap());
+    }
+    if let Some(last) = last {
+        assert!(keyring.wait_durable(last, Duration::from_secs(30)));
+    }
+    assert!(keyring.take_disk_error().is_none());
+    drop(keyring);
     tags
+}
+
+/// The names in `dir`, sorted, but the lock file.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "lock")
+        .collect();
+    v.sort();
+    v
 }
 
 #[test]
@@ -86,21 +83,24 @@ fn keys_are_0600_and_resumed_with_their_tags() {
         let mode = std::fs::metadata(&key).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
     }
-    let (epochs, resumed) = node_epochs(policy(), Some(&dir)).unwrap();
-    assert_eq!(resumed.unwrap().epochs, vec![(0, 500)]);
+    let (keyring, resumed) = open(&dir).unwrap();
+    assert_eq!(resumed.epochs, vec![(0, 500)]);
+    assert!(resumed.retired.is_empty());
     let pem = std::fs::read(&key).unwrap();
     assert_eq!(
-        epochs.current().public_key(),
+        &keyring.current().public_key,
         PrivateKey::from_pem(&pem).unwrap().public_key()
     );
+    assert_eq!(keyring.current().number, 0);
+    assert_eq!(keyring.current().taken, 500);
     for t in &tags {
-        assert!(epochs.seen(t));
+        assert!(keyring.seen(t));
     }
     // Fresh tags are not seen (the store is exact behind the filter).
     for _ in 0..1000 {
-        assert!(!epochs.seen(&tag(&mut rng)));
+        assert!(!keyring.seen(&tag(&mut rng)));
     }
-    drop(epochs);
+    drop(keyring);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -112,42 +112,35 @@ fn retiring_an_epoch_deletes_its_key_and_store() {
         grace: Duration::from_secs(1),
         ..policy()
     };
-    let journal = Arc::new(Journal::new(Duration::ZERO));
+    let (keyring, _) = Keyring::open(p, &dir).unwrap();
+    // After the keyring's own start: a second from here is its length.
     let t0 = Instant::now();
-    let mut rng = ChaCha20Rng::seed_from_u64(3);
-    let mut new_key = || PrivateKey::generate(&mut rng);
-    let (mut epochs, _) =
-        Epochs::open(p, PersistDir::new(&dir).unwrap(), journal, t0, &mut new_key).unwrap();
-    let names = || {
-        let mut v: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n != "lock")
-            .collect();
-        v.sort();
-        v
-    };
-    assert_eq!(names(), ["epoch-00000000.key", "epoch-00000000.redb"]);
+    assert_eq!(names(&dir), ["epoch-00000000.key", "epoch-00000000.redb"]);
     let t1 = t0 + Duration::from_secs(1);
     assert!(matches!(
-        epochs.turn(t1, &mut new_key),
+        keyring.turn(t1),
         Some(Turn::Started { number: 1, .. })
     ));
-    assert_eq!(names().len(), 4);
     assert_eq!(
-        epochs.turn(t1 + Duration::from_millis(999), &mut new_key),
-        None
+        names(&dir),
+        [
+            "epoch-00000000.key",
+            "epoch-00000000.redb",
+            "epoch-00000001.key",
+            "epoch-00000001.redb"
+        ]
     );
+    assert_eq!(keyring.turn(t1 + Duration::from_millis(999)), None);
     assert_eq!(
-        epochs.turn(t1 + Duration::from_secs(1), &mut new_key),
+        keyring.turn(t1 + Duration::from_secs(1)),
         Some(Turn::Retired {
             number: 0,
             early: false
         })
     );
-    assert_eq!(names(), ["epoch-00000001.key", "epoch-00000001.redb"]);
-    assert!(epochs.take_disk_error().is_none());
-    drop(epochs);
+    assert_eq!(names(&dir), ["epoch-00000001.key", "epoch-00000001.redb"]);
+    assert!(keyring.take_disk_error().is_none());
+    drop(keyring);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -159,7 +152,7 @@ fn refused(name: &str, damage: impl FnOnce(&Path)) -> String {
     filled(&dir, 2_000, &mut rng);
     let store = dir.join("epoch-00000000.redb");
     damage(&store);
-    let Err(e) = node_epochs(policy(), Some(&dir)) else {
+    let Err(e) = open(&dir) else {
         panic!("{name}: a damaged store was accepted");
     };
     let e = e.to_string();
@@ -193,11 +186,16 @@ fn a_missing_empty_truncated_or_corrupt_store_is_an_error_naming_the_file() {
 fn a_store_without_its_key_is_deleted_on_start() {
     let dir = scratch("orphan");
     let mut rng = ChaCha20Rng::seed_from_u64(5);
-    filled(&dir, 10, &mut rng);
+    let tags = filled(&dir, 10, &mut rng);
     std::fs::remove_file(dir.join("epoch-00000000.key")).unwrap();
-    let (_, resumed) = node_epochs(policy(), Some(&dir)).unwrap();
+    let (keyring, resumed) = open(&dir).unwrap();
     // Epoch 0's orphaned store went; a fresh epoch 0 was started.
-    assert_eq!(resumed.unwrap().epochs, vec![]);
+    assert_eq!(resumed.epochs, vec![]);
+    assert_eq!(keyring.current().number, 0);
+    assert_eq!(keyring.current().taken, 0);
+    assert!(tags.iter().all(|t| !keyring.seen(t)), "the old tags went");
+    assert_eq!(names(&dir), ["epoch-00000000.key", "epoch-00000000.redb"]);
+    drop(keyring);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -218,14 +216,14 @@ fn a_damaged_page_is_refused_or_held_no_tags() {
             *b ^= 0xff;
         }
         std::fs::write(&store, &bytes).unwrap();
-        match node_epochs(policy(), Some(&dir)) {
+        match open(&dir) {
             Err(e) => {
                 assert!(e.to_string().contains(&store.display().to_string()), "{e}");
                 refused += 1;
             }
-            Ok((epochs, resumed)) => {
-                assert_eq!(resumed.unwrap().epochs, vec![(0, 2_000)], "page {page}");
-                assert!(tags.iter().all(|t| epochs.seen(t)), "page {page}");
+            Ok((keyring, resumed)) => {
+                assert_eq!(resumed.epochs, vec![(0, 2_000)], "page {page}");
+                assert!(tags.iter().all(|t| keyring.seen(t)), "page {page}");
                 intact += 1;
             }
         }
@@ -236,10 +234,7 @@ fn a_damaged_page_is_refused_or_held_no_tags() {
 }
 
 fn key_files(dir: &Path) -> (usize, usize) {
-    let names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let names = names(dir);
     let count = |suffix: &str| names.iter().filter(|n| n.ends_with(suffix)).count();
     (count(".key"), count(".redb"))
 }
@@ -256,18 +251,15 @@ fn forced_early_rotations_leave_two_epochs_on_disk() {
         rotate_after: 5,
         ..policy()
     };
-    let journal = Arc::new(Journal::new(Duration::ZERO));
+    let (keyring, _) = Keyring::open(p, &dir).unwrap();
     let t0 = Instant::now();
     let mut rng = ChaCha20Rng::seed_from_u64(17);
-    let new_key = || PrivateKey::generate(&mut ChaCha20Rng::seed_from_u64(2));
-    let (mut epochs, _) =
-        Epochs::open(p, PersistDir::new(&dir).unwrap(), journal, t0, new_key).unwrap();
     let (mut started, mut most) = (0, (0, 0));
     while started < 40 {
         for _ in 0..5 {
-            epochs.remember(Which::Current, &tag(&mut rng)).unwrap();
+            keyring.remember_tag(&tag(&mut rng), false).unwrap();
         }
-        while let Some(turn) = epochs.turn(t0, new_key) {
+        while let Some(turn) = keyring.turn(t0) {
             if matches!(turn, Turn::Started { .. }) {
                 started += 1;
             }
@@ -281,8 +273,10 @@ fn forced_early_rotations_leave_two_epochs_on_disk() {
     );
     assert_eq!(most, (2, 2));
     assert_eq!(key_files(&dir), (2, 2));
-    assert!(epochs.take_disk_error().is_none());
-    drop(epochs);
+    assert_eq!(keyring.current().number, 40);
+    assert_eq!(keyring.previous().map(|e| e.number), Some(39));
+    assert!(keyring.take_disk_error().is_none());
+    drop(keyring);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -295,9 +289,10 @@ fn temporary_key_files_a_killed_write_left_are_deleted_on_start() {
     filled(&dir, 10, &mut rng);
     let temp = dir.join(".epoch-00000001.key.00112233aabbccdd.tmp");
     std::fs::write(&temp, &PrivateKey::from_seed(&[3; 96]).to_pem()[..]).unwrap();
-    let (_, resumed) = node_epochs(policy(), Some(&dir)).unwrap();
-    assert_eq!(resumed.unwrap().epochs, vec![(0, 10)]);
+    let (keyring, resumed) = open(&dir).unwrap();
+    assert_eq!(resumed.epochs, vec![(0, 10)]);
     assert!(!temp.exists(), "a private key left in {}", temp.display());
+    drop(keyring);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -310,15 +305,21 @@ fn a_second_user_of_the_directory_is_refused_before_touching_it() {
     // The first user's new epoch, its store made, its key not yet.
     let store = dir.join("epoch-00000003.redb");
     std::fs::write(&store, b"").unwrap();
-    let e = node_epochs(policy(), Some(&dir))
-        .err()
-        .expect("a second user");
+    let e = open(&dir).expect_err("a second user");
+    assert!(matches!(e, OpenError::Disk(_)), "{e:?}");
     assert!(e.to_string().contains("another process"), "{e}");
     assert!(
         store.exists(),
         "the second user deleted the first one's store"
     );
+    // And a second keyring while a first one holds the directory.
     drop(first);
+    std::fs::remove_file(&store).unwrap();
+    let (keyring, _) = open(&dir).unwrap();
+    let e = open(&dir).expect_err("a second keyring");
+    assert!(e.to_string().contains("another process"), "{e}");
+    assert_eq!(names(&dir), ["epoch-00000000.key", "epoch-00000000.redb"]);
+    drop(keyring);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -339,9 +340,7 @@ fn stores_are_0600_and_bound_to_their_key() {
     let key = dir.join("epoch-00000000.key");
     std::fs::remove_file(&key).unwrap();
     std::fs::write(&key, &PrivateKey::from_seed(&[4; 96]).to_pem()[..]).unwrap();
-    let e = node_epochs(policy(), Some(&dir))
-        .err()
-        .expect("another key's store");
+    let e = open(&dir).expect_err("another key's store");
     let e = e.to_string();
     assert!(
         e.contains(&store.display().to_string()) && e.contains("another key"),
@@ -360,12 +359,13 @@ fn stores_are_0600_and_bound_to_their_key() {
 /// of its two-phase commit; it is counted apart.
 #[test]
 fn an_unclean_store_damaged_in_its_newest_commit_is_refused_or_complete() {
+    const SELECTOR: usize = 9;
     let dir = scratch("unclean");
     std::fs::create_dir_all(&dir).unwrap();
     let key = PrivateKey::from_seed(&[5; 96]);
     let path = dir.join("unclean.redb");
     let mut rng = ChaCha20Rng::seed_from_u64(31);
-    let store = Store::create(&path, 0, key.public_key(), std::time::SystemTime::now()).unwrap();
+    let store = Store::create(&path, 0, key.public_key(), SystemTime::now()).unwrap();
     let mut tags = Vec::new();
     for _ in 0..20 {
         let group: Vec<ReplayTag> = (0..50).map(|_| tag(&mut rng)).collect();
@@ -380,7 +380,6 @@ fn an_unclean_store_damaged_in_its_newest_commit_is_refused_or_complete() {
     // Every byte of the header page's first 1 KiB, and every 32nd byte of
     // the newest four pages.
     let offsets = (0..1024).chain(((pages - 4) * 4096..pages * 4096).step_by(32));
-    const SELECTOR: usize = 9;
     let (mut refused, mut complete, mut missing, mut selector) = (0, 0, 0, 0);
     for at in offsets {
         let mut bytes = unclean.clone();
@@ -406,5 +405,42 @@ fn an_unclean_store_damaged_in_its_newest_commit_is_refused_or_complete() {
     );
     assert_eq!(missing, 0);
     assert!(selector <= 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An epoch found past its grace on start is deleted unread: damage to a
+/// store nobody needs any more does not stop the node (before, every
+/// store found was opened and checked first, and this one refused the
+/// start).
+#[test]
+fn a_damaged_store_past_its_grace_is_deleted_unread() {
+    let dir = scratch("expired");
+    let mut rng = ChaCha20Rng::seed_from_u64(13);
+    let p = EpochPolicy {
+        rotate_after: 10,
+        grace: Duration::ZERO,
+        ..policy()
+    };
+    {
+        let (keyring, _) = Keyring::open(p.clone(), &dir).unwrap();
+        let mut last = None;
+        for _ in 0..10 {
+            last = Some(keyring.remember_tag(&tag(&mut rng), false).unwrap());
+        }
+        assert!(keyring.wait_durable(last.unwrap(), Duration::from_secs(30)));
+        assert!(matches!(
+            keyring.turn(Instant::now()),
+            Some(Turn::Started { number: 1, .. })
+        ));
+    }
+    // Epoch 0's files are still there (its retirement was due, not yet
+    // made); its store is then damaged beyond opening.
+    assert_eq!(names(&dir).len(), 4);
+    std::fs::write(dir.join("epoch-00000000.redb"), b"not a database").unwrap();
+    let (keyring, resumed) = Keyring::open(p, &dir).unwrap();
+    assert_eq!(resumed.epochs, [(1, 0)]);
+    assert_eq!(resumed.retired, [0]);
+    assert_eq!(names(&dir), ["epoch-00000001.key", "epoch-00000001.redb"]);
+    drop(keyring);
     std::fs::remove_dir_all(&dir).unwrap();
 }

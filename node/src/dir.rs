@@ -39,20 +39,20 @@ use crate::store::{Store, StoreError};
 
 /// A node's disk-mode directory, locked for this process.
 #[derive(Clone, Debug)]
-pub struct PersistDir {
+pub(crate) struct PersistDir {
     path: PathBuf,
     /// The open lock file: the lock lasts while any clone holds it.
     _lock: Arc<File>,
 }
 
 /// One epoch found on start: its key and its store.
-pub struct Found {
+pub(crate) struct Found {
     /// The epoch's number.
-    pub number: u64,
+    pub(crate) number: u64,
     /// Its private key.
-    pub key: PrivateKey,
+    pub(crate) key: PrivateKey,
     /// Its replay store.
-    pub store: Store,
+    pub(crate) store: Store,
 }
 
 fn err(path: &Path, e: impl std::fmt::Display) -> io::Error {
@@ -66,7 +66,7 @@ impl PersistDir {
     /// # Errors
     /// If it cannot be created, is not a directory, or another process
     /// (or `PersistDir`) holds its lock.
-    pub fn new(path: &Path) -> io::Result<Self> {
+    pub(crate) fn new(path: &Path) -> io::Result<Self> {
         let mut builder = fs::DirBuilder::new();
         builder.recursive(true);
         #[cfg(unix)]
@@ -97,30 +97,26 @@ impl PersistDir {
         })
     }
 
-    /// The directory.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Epoch `number`'s key file.
-    pub fn key_path(&self, number: u64) -> PathBuf {
+    pub(crate) fn key_path(&self, number: u64) -> PathBuf {
         self.path.join(format!("epoch-{number:08}.key"))
     }
 
     /// Epoch `number`'s replay store.
-    pub fn store_path(&self, number: u64) -> PathBuf {
+    pub(crate) fn store_path(&self, number: u64) -> PathBuf {
         self.path.join(format!("epoch-{number:08}.redb"))
     }
 
-    /// The epochs whose key files are here, oldest first, each with its
-    /// store; stores without a key file, and temporary key files a killed
-    /// write left, are deleted.
+    /// The numbers of the epochs whose key files are here, oldest first;
+    /// stores without a key file, and temporary key files a killed write
+    /// left, are deleted. Nothing is opened: [`open`](Self::open) the
+    /// live ones, [`retire`](Self::retire) the rest (an epoch past its
+    /// grace is deleted unread, so damage to a store nobody needs any more
+    /// never stops a start).
     ///
     /// # Errors
-    /// A key file that does not parse, a key without its store, or a store
-    /// that does not open (missing, truncated, corrupt): each names the
-    /// file.
-    pub fn load(&self) -> io::Result<Vec<Found>> {
+    /// The directory cannot be read, or a file in it not deleted.
+    pub(crate) fn scan(&self) -> io::Result<Vec<u64>> {
         let (mut keys, mut stores) = (Vec::new(), Vec::new());
         for entry in fs::read_dir(&self.path).map_err(|e| err(&self.path, e))? {
             let name = entry.map_err(|e| err(&self.path, e))?.file_name();
@@ -147,27 +143,33 @@ impl PersistDir {
             let path = self.store_path(*orphan);
             fs::remove_file(&path).map_err(|e| err(&path, e))?;
         }
-        let mut found = Vec::new();
-        for number in keys {
-            let key_path = self.key_path(number);
-            let text = Zeroizing::new(fs::read(&key_path).map_err(|e| err(&key_path, e))?);
-            let key = PrivateKey::from_pem(&text).map_err(|e| err(&key_path, e))?;
-            let store_path = self.store_path(number);
-            if !stores.contains(&number) {
-                return Err(StoreError {
-                    path: store_path,
-                    what: format!(
-                        "missing, but its key {} is here: refusing to start with an empty \
-                         replay cache (it would accept replays)",
-                        key_path.display()
-                    ),
-                }
-                .into());
+        Ok(keys)
+    }
+
+    /// Epoch `number`'s key and store.
+    ///
+    /// # Errors
+    /// A key file that does not parse, a key without its store, or a store
+    /// that does not open (missing, truncated, corrupt, another key's):
+    /// each names the file.
+    pub(crate) fn open(&self, number: u64) -> io::Result<Found> {
+        let key_path = self.key_path(number);
+        let text = Zeroizing::new(fs::read(&key_path).map_err(|e| err(&key_path, e))?);
+        let key = PrivateKey::from_pem(&text).map_err(|e| err(&key_path, e))?;
+        let store_path = self.store_path(number);
+        if !store_path.exists() {
+            return Err(StoreError {
+                path: store_path,
+                what: format!(
+                    "missing, but its key {} is here: refusing to start with an empty replay \
+                     cache (it would accept replays)",
+                    key_path.display()
+                ),
             }
-            let store = Store::open(&store_path, number, key.public_key())?;
-            found.push(Found { number, key, store });
+            .into());
         }
-        Ok(found)
+        let store = Store::open(&store_path, number, key.public_key())?;
+        Ok(Found { number, key, store })
     }
 
     /// Make epoch `number`'s store, then its key file (see the module
@@ -175,7 +177,12 @@ impl PersistDir {
     ///
     /// # Errors
     /// Either file exists, or any I/O error (then neither file is left).
-    pub fn create(&self, number: u64, key: &PrivateKey, started: SystemTime) -> io::Result<Store> {
+    pub(crate) fn create(
+        &self,
+        number: u64,
+        key: &PrivateKey,
+        started: SystemTime,
+    ) -> io::Result<Store> {
         let store_path = self.store_path(number);
         let store = Store::create(&store_path, number, key.public_key(), started)?;
         sync_dir(&self.path)?;
@@ -192,7 +199,7 @@ impl PersistDir {
     ///
     /// # Errors
     /// Any I/O error but a file already gone.
-    pub fn retire(&self, number: u64) -> io::Result<()> {
+    pub(crate) fn retire(&self, number: u64) -> io::Result<()> {
         for path in [self.key_path(number), self.store_path(number)] {
             match fs::remove_file(&path) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(err(&path, e)),

@@ -1,0 +1,238 @@
+//! What the keyring costs per packet, against the bare library calls a
+//! node would make without it (`replay_tag` + `unwrap`), on one thread and
+//! on every core; and how long a disk-mode keyring takes to reopen.
+//!
+//! ```text
+//! cargo bench -p kemsphinx-node --bench receive [-- ROUNDS BATCH]
+//! ```
+//!
+//! Rounds are interleaved (bare, memory mode, disk mode, each on a fresh
+//! slice of packets none of them has seen), so drift on a shared machine
+//! falls on all three alike; the figures are medians over rounds. Disk
+//! mode is timed twice: the calls alone, and until the batch's last ticket
+//! is durable (its last group commit, two `fsync`s, included).
+//!
+//! (A custom harness rather than divan's: each packet can be accepted only
+//! once, so every timed batch needs packets no keyring has seen, and the
+//! three modes must share them round by round.)
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation
+)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use kemsphinx_node::kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
+use kemsphinx_node::kemsphinx::{
+    Command, Hop, NodeId, PrivateKey, PublicKey, RecipientId, create_packet, packet_mut,
+    replay_tag, unwrap,
+};
+use kemsphinx_node::{EpochPolicy, Keyring, Ticket};
+
+type Packet = Box<[u8; PACKET_LEN]>;
+
+fn packets(first: &PublicKey, n: usize) -> Vec<Packet> {
+    let mut rng = rand_core::UnwrapErr(getrandom::SysRng);
+    let others: Vec<PrivateKey> = (1..HOPS).map(|_| PrivateKey::generate(&mut rng)).collect();
+    let delay = [Command::NodeDelay(1)];
+    let deliver = [Command::Recipient(RecipientId([0; 32]))];
+    let path: [Hop<'_>; HOPS] = std::array::from_fn(|i| Hop {
+        id: NodeId([i as u8; 32]),
+        public_key: if i == 0 {
+            first
+        } else {
+            others[i - 1].public_key()
+        },
+        commands: if i + 1 < HOPS { &delay } else { &deliver },
+    });
+    (0..n)
+        .map(|_| {
+            let mut p = Box::new([0u8; PACKET_LEN]);
+            create_packet(&mut rng, &path, &[7; PAYLOAD_LEN], &mut p).unwrap();
+            p
+        })
+        .collect()
+}
+
+fn policy() -> EpochPolicy {
+    EpochPolicy {
+        capacity: 1_000_000,
+        rotate_after: 1_000_000,
+        ..EpochPolicy::default()
+    }
+}
+
+/// Run `each` on every packet of `slice`, split over `threads` threads;
+/// the wall time per packet.
+fn timed(slice: &[Packet], threads: usize, each: &(dyn Fn(&mut [u8]) + Sync)) -> Duration {
+    let chunk = slice.len().div_ceil(threads);
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for part in slice.chunks(chunk) {
+            s.spawn(move || {
+                let mut buf = vec![0u8; PACKET_LEN + 1];
+                for p in part {
+                    buf[..PACKET_LEN].copy_from_slice(&p[..]);
+                    each(&mut buf[..PACKET_LEN]);
+                }
+            });
+        }
+    });
+    start.elapsed() / u32::try_from(slice.len()).unwrap()
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "kemsphinx-node-bench-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// CPU time of the whole process so far (every thread, the disk keyring's
+/// committer included), from `/proc/self/stat`, in clock ticks of 10 ms;
+/// zero where there is no `/proc`.
+fn cpu_ticks() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<u64> = after
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    // utime and stime: fields 14 and 15 of the line, 12 and 13 after ")".
+    fields.get(11).unwrap_or(&0) + fields.get(12).unwrap_or(&0)
+}
+
+/// Medians per packet: bare, memory, disk (calls), disk (until durable);
+/// and CPU time per packet of bare, memory and disk (summed over rounds).
+fn measure(rounds: usize, batch: usize, threads: usize) -> ([Duration; 4], [Duration; 3]) {
+    let dir = scratch(&format!("t{threads}"));
+    let (disk, _) = Keyring::open(policy(), &dir).unwrap();
+    let pem = std::fs::read(dir.join("epoch-00000000.key")).unwrap();
+    let key = PrivateKey::from_pem(&pem).unwrap();
+    let all = packets(key.public_key(), rounds * batch);
+    let mut times: [Vec<Duration>; 4] = Default::default();
+    let mut cpu = [0u64; 3];
+    for slice in all.chunks(batch) {
+        let t0 = cpu_ticks();
+        times[0].push(timed(slice, threads, &|buf| {
+            let packet = packet_mut(buf).unwrap();
+            std::hint::black_box(replay_tag(packet));
+            unwrap(&key, packet).unwrap();
+        }));
+        let memory = Keyring::new(policy(), PrivateKey::from_pem(&pem).unwrap()).unwrap();
+        let t1 = cpu_ticks();
+        times[1].push(timed(slice, threads, &|buf| {
+            memory.receive(buf).unwrap();
+        }));
+        let t2 = cpu_ticks();
+        let last = std::sync::Mutex::new(Ticket::NOW);
+        let start = Instant::now();
+        times[2].push(timed(slice, threads, &|buf| {
+            let t = disk.receive(buf).unwrap().ticket;
+            let mut last = last.lock().unwrap();
+            *last = (*last).max(t);
+        }));
+        assert!(disk.wait_durable(*last.lock().unwrap(), Duration::from_secs(10)));
+        times[3].push(start.elapsed() / u32::try_from(slice.len()).unwrap());
+        let t3 = cpu_ticks();
+        cpu[0] += t1 - t0;
+        cpu[1] += t2 - t1;
+        cpu[2] += t3 - t2;
+    }
+    drop(disk);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let per_packet =
+        |ticks: u64| Duration::from_millis(ticks * 10) / u32::try_from(all.len()).unwrap();
+    (times.map(median), cpu.map(per_packet))
+}
+
+/// Reopen the disk keyring in `dir`, which holds `tags` tags.
+fn restart(dir: &Path, tags: usize) -> Duration {
+    let start = Instant::now();
+    let (k, resumed) = Keyring::open(policy(), dir).unwrap();
+    let took = start.elapsed();
+    assert_eq!(resumed.epochs, [(0, tags as u64)]);
+    drop(k);
+    took
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let rounds = args.first().copied().unwrap_or(9);
+    let batch = args.get(1).copied().unwrap_or(400);
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    println!("receive cost: {rounds} interleaved rounds of {batch} packets, medians per packet");
+    println!(
+        "{:<10}{:>10}{:>10}{:>8}{:>13}{:>8}{:>17}{:>8}",
+        "threads", "bare µs", "memory", "ratio", "disk (calls)", "ratio", "disk (durable)", "ratio"
+    );
+    for threads in [1, cores] {
+        let ([bare, memory, disk, durable], cpu) = measure(rounds, batch, threads);
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        let r = |d: Duration| d.as_secs_f64() / bare.as_secs_f64();
+        println!(
+            "{threads:<10}{:>10.1}{:>10.1}{:>7.3}×{:>13.1}{:>7.3}×{:>17.1}{:>7.3}×",
+            us(bare),
+            us(memory),
+            r(memory),
+            us(disk),
+            r(disk),
+            us(durable),
+            r(durable)
+        );
+        let [c_bare, c_memory, c_disk] = cpu.map(us);
+        println!(
+            "  CPU µs per packet, every thread: bare {c_bare:.1}, memory {c_memory:.1} ({:.3}×), \
+             disk {c_disk:.1} ({:.3}×)",
+            c_memory / c_bare,
+            c_disk / c_bare
+        );
+    }
+    // Restart with a full epoch: a disk keyring whose store holds
+    // `capacity` tags. Making that many packets would take minutes, so the
+    // tags are written into the closed store directly (the store's table,
+    // SPEC.md §14), then the keyring reopens it: redb's open with every
+    // page checked, and the Bloom filter rebuilt from every tag.
+    let full = policy().capacity;
+    let dir = scratch("restart");
+    drop(Keyring::open(policy(), &dir).unwrap());
+    fill_store(&dir.join("epoch-00000000.redb"), full);
+    let times: Vec<Duration> = (0..3).map(|_| restart(&dir, full)).collect();
+    println!(
+        "restart (disk mode, a full epoch of {full} tags): median {:.2} s",
+        median(times).as_secs_f64()
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Add `n` random tags to the closed store at `path`.
+fn fill_store(path: &Path, n: usize) {
+    const TAGS: redb::TableDefinition<'_, &[u8], ()> = redb::TableDefinition::new("replay_tags");
+    let db = redb::Database::open(path).unwrap();
+    let tx = db.begin_write().unwrap();
+    {
+        let mut table = tx.open_table(TAGS).unwrap();
+        let mut tag = [0u8; 32];
+        for i in 0..n {
+            tag[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            tag[8..16]
+                .copy_from_slice(&(i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15).to_le_bytes());
+            table.insert(&tag[..], ()).unwrap();
+        }
+    }
+    tx.commit().unwrap();
+}

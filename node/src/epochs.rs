@@ -1,0 +1,235 @@
+//! Key epochs: a node's mix key and its replay filter begin and end
+//! together.
+//!
+//! A replay can only be recognised by the key that unwraps it, and a
+//! packet for a retired key no longer unwraps at all, so a filter need
+//! only remember the tags of its own key's packets. A node therefore
+//! starts a new epoch (fresh key, to publish; fresh filter) when the
+//! current one has lived [`EpochPolicy::length`], or earlier when it has
+//! taken [`EpochPolicy::rotate_after`] packets. It keeps the previous
+//! epoch's key and filter for [`EpochPolicy::grace`], for packets already
+//! built for the old key; that epoch takes at most its filter's capacity
+//! and then refuses its key's packets (so no filter ever holds more tags
+//! than it was sized for, and the false-positive rate never exceeds its
+//! target). Anyone with a node's public key can make packets that pass its
+//! MAC, so this is what bounds what they can do to the filter: force
+//! early key changes, not make honest packets look like replays. A new
+//! epoch due while the previous one is still in its grace retires that one
+//! first (early): only two epochs are ever live, so forced changes cannot
+//! pile up keys, filters or files.
+//!
+//! In disk mode each epoch also has a replay store ([`crate::store`]) and
+//! a key file ([`crate::dir`]): a tag the Bloom filter may have seen is
+//! looked up exactly (in the tags not yet durable, then in the store),
+//! each new tag joins a group commit ([`crate::journal`]), epochs found on
+//! disk are resumed on start, and a retired epoch's key file and store are
+//! deleted.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use kemsphinx::{PrivateKey, ReplayTag};
+
+use crate::Dropped;
+use crate::filter::ReplayFilter;
+use crate::journal::{Journal, Ticket};
+use crate::store::Store;
+
+/// How a node's epochs turn over.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EpochPolicy {
+    /// Tags each epoch's filter is sized for: the most packets one key
+    /// ever unwraps.
+    pub capacity: usize,
+    /// The filter's false-positive rate at `capacity` (memory mode drops
+    /// honest packets at this rate at worst; disk mode never).
+    pub fp_rate: f64,
+    /// Packets after which a new epoch starts (at most `capacity`; the
+    /// difference is room for the old key's packets during the grace).
+    pub rotate_after: usize,
+    /// A new epoch starts at the latest after this long.
+    pub length: Duration,
+    /// How long the previous epoch's key still unwraps.
+    pub grace: Duration,
+}
+
+impl Default for EpochPolicy {
+    /// One million packets per key at most, 900,000 before a new one, a
+    /// false-positive rate of 10⁻⁶ (a 3.6 MB filter per epoch), one hour
+    /// per key and two minutes of grace.
+    fn default() -> Self {
+        Self {
+            capacity: 1_000_000,
+            fp_rate: 1e-6,
+            rotate_after: 900_000,
+            length: Duration::from_secs(3600),
+            grace: Duration::from_secs(120),
+        }
+    }
+}
+
+impl EpochPolicy {
+    /// Whether the numbers make sense together.
+    ///
+    /// # Errors
+    /// A zero capacity, a rate outside (0, 1), or `rotate_after` zero or
+    /// over the capacity.
+    pub fn check(&self) -> Result<(), &'static str> {
+        if self.capacity == 0 {
+            return Err("capacity is zero");
+        }
+        if !(self.fp_rate > 0.0 && self.fp_rate < 1.0) {
+            return Err("fp_rate must lie strictly between 0 and 1");
+        }
+        if self.rotate_after == 0 || self.rotate_after > self.capacity {
+            return Err("rotate_after must lie in 1..=capacity");
+        }
+        Ok(())
+    }
+
+    /// Bytes of one epoch's Bloom filter (two live epochs take twice
+    /// this).
+    pub fn filter_bytes(&self) -> usize {
+        ReplayFilter::new(self.capacity, self.fp_rate).memory_bytes()
+    }
+}
+
+/// A change made by [`Keyring::turn`](crate::Keyring::turn), for the log
+/// and the directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Turn {
+    /// A new epoch started, whose public key the node must now publish:
+    /// `took` packets ended epoch `number - 1` (`by_count`) or its time
+    /// was up.
+    Started {
+        /// The new epoch.
+        number: u64,
+        /// Packets the epoch before it took.
+        took: usize,
+        /// Whether it ended by count rather than by time.
+        by_count: bool,
+    },
+    /// The previous epoch's key and filter are gone (in disk mode, its
+    /// key file and store too): its grace ended, or (`early`) a new epoch
+    /// was due before it had.
+    Retired {
+        /// The epoch retired.
+        number: u64,
+        /// Whether before its grace ended, to make room for a new epoch.
+        early: bool,
+    },
+}
+
+/// What [`Keyring::open`](crate::Keyring::open) found on disk.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Resumed {
+    /// Epochs resumed (number, tags loaded), oldest first; empty when the
+    /// directory held none and epoch 0 was started.
+    pub epochs: Vec<(u64, u64)>,
+    /// Epochs found past their grace, whose files were deleted.
+    pub retired: Vec<u64>,
+}
+
+/// The replay state of one epoch, behind its lock: the test and the set
+/// of a tag happen under one lock, so of two copies of a packet unwrapped
+/// at once on two threads, exactly one goes on.
+struct Replay {
+    filter: ReplayFilter,
+    /// Disk mode: tags handed to the journal, with their group, until
+    /// that group is known durable.
+    unsynced: Vec<(u64, ReplayTag)>,
+}
+
+/// One epoch: a key and the tags of the packets it unwrapped.
+pub(crate) struct Epoch {
+    pub(crate) number: u64,
+    pub(crate) key: PrivateKey,
+    pub(crate) started: Instant,
+    replay: Mutex<Replay>,
+    /// Disk mode: the epoch's replay store.
+    pub(crate) store: Option<Arc<Store>>,
+}
+
+impl Epoch {
+    pub(crate) fn new(
+        policy: &EpochPolicy,
+        number: u64,
+        key: PrivateKey,
+        started: Instant,
+    ) -> Self {
+        Self {
+            number,
+            key,
+            started,
+            replay: Mutex::new(Replay {
+                filter: ReplayFilter::new(policy.capacity, policy.fp_rate),
+                unsynced: Vec::new(),
+            }),
+            store: None,
+        }
+    }
+
+    fn replay(&self) -> std::sync::MutexGuard<'_, Replay> {
+        self.replay.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Tags taken so far.
+    pub(crate) fn taken(&self) -> usize {
+        self.replay().filter.len()
+    }
+
+    /// Put a stored tag back in the filter (on resume).
+    pub(crate) fn restore(&self, tag: &ReplayTag) {
+        self.replay().filter.insert(tag);
+    }
+
+    /// Whether `tag` was seen by this epoch: certainly not if the Bloom
+    /// filter says so; otherwise, in disk mode, exactly (tags not yet
+    /// durable, then the store; a store that cannot be read counts as
+    /// seen, so a failing disk drops packets rather than let a replay by).
+    pub(crate) fn seen(&self, tag: &ReplayTag) -> bool {
+        Self::seen_in(&self.replay(), self.store.as_deref(), tag)
+    }
+
+    fn seen_in(replay: &Replay, store: Option<&Store>, tag: &ReplayTag) -> bool {
+        if !replay.filter.contains(tag) {
+            return false;
+        }
+        let Some(store) = store else {
+            return true;
+        };
+        replay.unsynced.iter().any(|(_, t)| t == tag) || store.contains(tag).unwrap_or(true)
+    }
+
+    /// The atomic test-and-set, made only after the packet's MAC
+    /// verified: refuse a tag already seen (a copy that won the race) or
+    /// an epoch at capacity; otherwise remember the tag and, in disk mode,
+    /// queue it for the group commit. Returns the ticket and the tags the
+    /// epoch now holds.
+    pub(crate) fn remember(
+        &self,
+        tag: &ReplayTag,
+        journal: Option<&Journal>,
+    ) -> Result<(Ticket, usize), Dropped> {
+        let mut replay = self.replay();
+        if Self::seen_in(&replay, self.store.as_deref(), tag) {
+            return Err(Dropped::Replay);
+        }
+        if replay.filter.is_full() {
+            return Err(Dropped::EpochFull);
+        }
+        replay.filter.insert(tag);
+        let taken = replay.filter.len();
+        let (Some(store), Some(journal)) = (&self.store, journal) else {
+            return Ok((Ticket::NOW, taken));
+        };
+        let ticket = journal.add(store, *tag);
+        let durable = journal.durable();
+        if replay.unsynced.first().is_some_and(|(g, _)| *g <= durable) {
+            replay.unsynced.retain(|(g, _)| *g > durable);
+        }
+        replay.unsynced.push((ticket.0, *tag));
+        Ok((ticket, taken))
+    }
+}

@@ -1,0 +1,239 @@
+//! Durable before forwarded: group commit of replay tags (disk mode).
+//!
+//! [`Keyring::receive`](crate::Keyring::receive) hands each new tag to the
+//! journal and gets back the number of the group it joined, as a
+//! [`Ticket`]; the node holds the packet until that group is durable. One
+//! committer thread (the keyring's) takes everything handed in since its
+//! last commit as one group and commits it (one redb transaction per
+//! store, two `fsync`s each); tags that arrive during a commit form the
+//! next group. So the group interval adapts to the disk: one commit's
+//! time, or [`GROUP_INTERVAL`] if that is longer. Each group is written in
+//! key order.
+//!
+//! A failed commit (a full disk) keeps its tags and is retried every
+//! [`RETRY`] (the store reopens its file first: redb writes nothing more
+//! after an I/O error until then). Nothing after them becomes durable, so
+//! nothing after them may leave. Meanwhile ([`Journal::failing`]) the
+//! keyring still drops replays of every tag it knows and drops new packets
+//! before any work, without remembering them, so memory does not grow with
+//! traffic while the disk is down. Once a retry succeeds, forwarding
+//! resumes.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use kemsphinx::ReplayTag;
+
+use crate::store::{Store, StoreError};
+
+/// A commit starts at most this long after the previous one started (or
+/// as soon as it ends, if it took longer). Each commit has a fixed cost
+/// (two `fsync`s, redb's header and allocator pages) that the workers pay
+/// for in CPU when every core unwraps: measured on two cores
+/// (`benches/receive.rs`), the disk-mode calls cost 1.27× the bare
+/// library calls at 5 ms, 1.12× at 10 ms and 1.05× at 20 ms. A packet
+/// whose delay is shorter than the time to its group's commit waits up to
+/// this much longer; mixing delays are usually far longer. (In the example
+/// network, whose delays are 0–5 ms, a round trip over eight hops took
+/// 106 ms at the median at 20 ms, 18 ms in memory mode.) The default;
+/// [`Keyring::set_group_interval`](crate::Keyring::set_group_interval)
+/// changes it.
+pub const GROUP_INTERVAL: Duration = Duration::from_millis(20);
+
+/// How long the committer waits after a failed commit before it retries.
+pub const RETRY: Duration = Duration::from_millis(200);
+
+/// What a packet waits on before it may leave: its replay tag's group
+/// commit. Memory mode's tickets are durable at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Ticket(pub(crate) u64);
+
+impl Ticket {
+    /// Nothing to wait for (memory mode).
+    pub const NOW: Self = Self(0);
+}
+
+#[derive(Default)]
+struct Queue {
+    /// The group new tags join (groups count from 1).
+    next: u64,
+    tags: Vec<(Arc<Store>, ReplayTag)>,
+    stop: bool,
+}
+
+/// A node's group-commit queue and what became of it.
+pub(crate) struct Journal {
+    /// The group interval, in nanoseconds.
+    interval: AtomicU64,
+    queue: Mutex<Queue>,
+    wake: Condvar,
+    durable: Mutex<u64>,
+    durable_changed: Condvar,
+    durable_now: AtomicU64,
+    failing: AtomicBool,
+    commits: AtomicU64,
+    /// The last commit failure, until taken for the node's log.
+    error: Mutex<Option<StoreError>>,
+}
+
+impl Journal {
+    pub(crate) fn new() -> Self {
+        Self {
+            interval: AtomicU64::new(nanos(GROUP_INTERVAL)),
+            queue: Mutex::new(Queue {
+                next: 1,
+                ..Queue::default()
+            }),
+            wake: Condvar::new(),
+            durable: Mutex::new(0),
+            durable_changed: Condvar::new(),
+            durable_now: AtomicU64::new(0),
+            failing: AtomicBool::new(false),
+            commits: AtomicU64::new(0),
+            error: Mutex::new(None),
+        }
+    }
+
+    /// Queue `tag` for `store`; returns its group.
+    pub(crate) fn add(&self, store: &Arc<Store>, tag: ReplayTag) -> Ticket {
+        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        queue.tags.push((Arc::clone(store), tag));
+        let group = queue.next;
+        drop(queue);
+        self.wake.notify_one();
+        Ticket(group)
+    }
+
+    /// Every group up to this one is durable.
+    pub(crate) fn durable(&self) -> u64 {
+        self.durable_now.load(Ordering::Acquire)
+    }
+
+    /// Wait until `ticket` is durable or `timeout` has passed; whether it
+    /// is durable.
+    pub(crate) fn wait(&self, ticket: Ticket, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut durable = self.durable.lock().unwrap_or_else(PoisonError::into_inner);
+        while *durable < ticket.0 {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return false;
+            };
+            durable = self
+                .durable_changed
+                .wait_timeout(durable, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        true
+    }
+
+    /// Commit at most once per `interval` from now on.
+    pub(crate) fn set_interval(&self, interval: Duration) {
+        self.interval.store(nanos(interval), Ordering::Relaxed);
+    }
+
+    /// Whether the last commit failed.
+    pub(crate) fn failing(&self) -> bool {
+        self.failing.load(Ordering::Relaxed)
+    }
+
+    /// Successful commits so far.
+    pub(crate) fn commits(&self) -> u64 {
+        self.commits.load(Ordering::Relaxed)
+    }
+
+    /// The last commit failure, once.
+    pub(crate) fn take_error(&self) -> Option<StoreError> {
+        self.error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    /// Make the committer return once everything queued is committed (or
+    /// has failed once more).
+    pub(crate) fn stop(&self) {
+        self.queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .stop = true;
+        self.wake.notify_all();
+    }
+
+    /// The committer thread's loop: commit each group, until
+    /// [`stop`](Self::stop).
+    pub(crate) fn run_committer(&self) {
+        loop {
+            let (group, tags, stop) = {
+                let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+                while queue.tags.is_empty() && !queue.stop {
+                    queue = self
+                        .wake
+                        .wait(queue)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+                let group = queue.next;
+                queue.next += 1;
+                (group, std::mem::take(&mut queue.tags), queue.stop)
+            };
+            if tags.is_empty() && stop {
+                return;
+            }
+            let started = Instant::now();
+            match commit(&tags) {
+                Ok(()) => {
+                    self.commits.fetch_add(1, Ordering::Relaxed);
+                    self.failing.store(false, Ordering::Relaxed);
+                    let mut durable = self.durable.lock().unwrap_or_else(PoisonError::into_inner);
+                    *durable = group;
+                    self.durable_now.store(group, Ordering::Release);
+                    drop(durable);
+                    self.durable_changed.notify_all();
+                }
+                Err(e) => {
+                    self.failing.store(true, Ordering::Relaxed);
+                    *self.error.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
+                    let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+                    let newer = std::mem::replace(&mut queue.tags, tags);
+                    queue.tags.extend(newer);
+                    if queue.stop {
+                        return;
+                    }
+                    drop(queue);
+                    std::thread::sleep(RETRY);
+                }
+            }
+            let interval = Duration::from_nanos(self.interval.load(Ordering::Relaxed));
+            if let Some(rest) = interval.checked_sub(started.elapsed()) {
+                std::thread::sleep(rest);
+            }
+        }
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Commit `tags`, one transaction per store (a group may hold tags of two
+/// epochs).
+fn commit(tags: &[(Arc<Store>, ReplayTag)]) -> Result<(), StoreError> {
+    let mut stores: Vec<&Arc<Store>> = Vec::new();
+    for (store, _) in tags {
+        if !stores.iter().any(|s| Arc::ptr_eq(s, store)) {
+            stores.push(store);
+        }
+    }
+    for store in stores {
+        let mut batch: Vec<ReplayTag> = tags
+            .iter()
+            .filter(|(s, _)| Arc::ptr_eq(s, store))
+            .map(|(_, t)| *t)
+            .collect();
+        // In key order, each B-tree page a group touches is copied once.
+        batch.sort_unstable_by_key(|t| t.0);
+        store.commit(&batch)?;
+    }
+    Ok(())
+}

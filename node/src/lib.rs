@@ -1,0 +1,26 @@
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod dir;
+mod dropped;
+mod epochs;
+mod filter;
+pub mod framing;
+mod journal;
+mod keyring;
+mod selfcheck;
+mod store;
+
+pub use dropped::{DropCounts, Dropped};
+pub use epochs::{EpochPolicy, Resumed, Turn};
+pub use framing::{Framed, FramingError};
+pub use journal::{GROUP_INTERVAL, RETRY, Ticket};
+pub use keyring::{Accepted, EpochStatus, Keyring, OpenError};
+pub use selfcheck::{SelfCheck, SelfCheckError, self_check};
+
+/// The packet library this crate is built on, re-exported so a node names
+/// one dependency and one version of it.
+pub use kemsphinx;
+#[cfg(test)]
+mod tests;

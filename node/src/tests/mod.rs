@@ -1,0 +1,11 @@
+//! The crate's own tests of what lies behind the public API: epochs and
+//! disk mode driven with bare replay tags.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+mod disk;
+mod epochs;

@@ -444,3 +444,57 @@ fn a_damaged_store_past_its_grace_is_deleted_unread() {
     drop(keyring);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A damaged key file never loads as another key: it fails to parse, or
+/// it parses to a key whose public key is not the one its store was made
+/// for and the store refuses it (any 32 bytes are an X25519 secret, so a
+/// flip there parses), or it loads with the same public key (a flip in
+/// ML-KEM's `z`, the implicit-rejection secret, which no valid packet's
+/// decapsulation uses). Every 7th base64 character of the key's body is
+/// changed in turn.
+#[test]
+fn a_damaged_key_file_is_refused_never_loaded_as_another_key() {
+    let dir = scratch("damaged-key");
+    let mut rng = ChaCha20Rng::seed_from_u64(17);
+    filled(&dir, 10, &mut rng);
+    let path = dir.join("epoch-00000000.key");
+    let pem = std::fs::read(&path).unwrap();
+    let body_start = pem.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let body_end = pem.len() - pem.iter().rev().skip(1).position(|&b| b == b'\n').unwrap() - 1;
+    let public = open(&dir).unwrap().0.current().public_key;
+    let (mut parse, mut bound, mut same) = (0, 0, 0);
+    for i in (body_start..body_end).step_by(7) {
+        if pem[i] == b'\n' {
+            continue;
+        }
+        let mut damaged = pem.clone();
+        damaged[i] = if pem[i] == b'A' { b'B' } else { b'A' };
+        std::fs::write(&path, &damaged).unwrap();
+        let err = match open(&dir) {
+            Ok((keyring, _)) => {
+                assert_eq!(
+                    keyring.current().public_key,
+                    public,
+                    "loaded as another key"
+                );
+                same += 1;
+                continue;
+            }
+            Err(e) => e.to_string(),
+        };
+        if err.contains("made for another key") {
+            bound += 1;
+        } else {
+            assert!(err.contains("epoch-00000000.key"), "{err}");
+            parse += 1;
+        }
+    }
+    println!(
+        "damaged key files: {parse} refused as keys, {bound} refused by their store, {same} \
+         loaded with the same public key"
+    );
+    assert!(bound > 0 && parse > 0);
+    std::fs::write(&path, &pem).unwrap();
+    drop(open(&dir).unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -21,16 +21,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use kemsphinx_mixnet::node::Node;
-use kemsphinx_mixnet::{Directory, NodeEntry, bind, keyring};
+use kemsphinx_mixnet::{bind, keyring};
 use kemsphinx_node::EpochPolicy;
-use kemsphinx_node::kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
-use kemsphinx_node::kemsphinx::{
-    Command, Hop, NodeId, PrivateKey, PublicKey, RecipientId, create_packet,
-};
+use kemsphinx_node::kemsphinx::geometry::{HOPS, PACKET_LEN};
+use kemsphinx_node::kemsphinx::{PrivateKey, PublicKey};
 
-const NODE: NodeId = NodeId([1; 32]);
-const SINK: NodeId = NodeId([2; 32]);
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::{node_to_sink_with, packet_to_sink};
+
 /// Datagrams sent but not yet received by the node, at most (its socket
 /// buffer holds 256).
 const WINDOW: u64 = 128;
@@ -38,25 +37,8 @@ const WINDOW: u64 = 128;
 fn packets(node: &PublicKey, n: usize) -> Vec<Box<[u8; PACKET_LEN]>> {
     let mut rng = rand_core::UnwrapErr(getrandom::SysRng);
     let others: Vec<PrivateKey> = (1..HOPS).map(|_| PrivateKey::generate(&mut rng)).collect();
-    let (delay, deliver) = (
-        [Command::NodeDelay(0)],
-        [Command::Recipient(RecipientId([4; 32]))],
-    );
-    let path: [Hop<'_>; HOPS] = std::array::from_fn(|i| Hop {
-        id: if i == 0 { NODE } else { SINK },
-        public_key: if i == 0 {
-            node
-        } else {
-            others[i - 1].public_key()
-        },
-        commands: if i + 1 < HOPS { &delay } else { &deliver },
-    });
     (0..n)
-        .map(|_| {
-            let mut p = Box::new([0u8; PACKET_LEN]);
-            create_packet(&mut rng, &path, &[0; PAYLOAD_LEN], &mut p).unwrap();
-            p
-        })
+        .map(|_| packet_to_sink(&mut rng, node, &others, 0))
         .collect()
 }
 
@@ -70,24 +52,8 @@ fn rate(workers: usize, disk: Option<&std::path::Path>, n: usize) -> f64 {
     let (keyring, _) = keyring(policy, disk).unwrap();
     let key = keyring.current().public_key;
     let packets = packets(&key, n);
-    let socket = bind().unwrap();
     let sink = bind().unwrap();
-    let directory = Directory {
-        nodes: vec![
-            NodeEntry::new(NODE, socket.local_addr().unwrap(), 0, key.clone()),
-            NodeEntry::new(SINK, sink.local_addr().unwrap(), 0, key),
-        ],
-        client: (RecipientId([3; 32]), sink.local_addr().unwrap()),
-        service: RecipientId([4; 32]),
-    };
-    let node = Node {
-        index: 0,
-        keyring: Arc::new(keyring),
-        socket,
-        service: None,
-        workers,
-        counters: Arc::default(),
-    };
+    let (node, directory) = node_to_sink_with(keyring, sink.local_addr().unwrap(), workers);
     let (counters, addr) = (Arc::clone(&node.counters), directory.nodes[0].addr);
     let (stop, out) = (AtomicBool::new(false), AtomicU64::new(0));
     let elapsed = std::thread::scope(|s| {

@@ -27,7 +27,7 @@
 
 mod common;
 
-use common::{NODE, SINK, node_to_sink};
+use common::{node_to_sink, packet_to_sink};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, UdpSocket};
@@ -37,11 +37,8 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use chacha20::ChaCha20Rng;
-use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
-use kemsphinx::{
-    Command as Cmd, Hop, PrivateKey, PublicKey, RecipientId, ReplayTag, create_packet, packet_mut,
-    replay_tag,
-};
+use kemsphinx::geometry::{HOPS, PACKET_LEN};
+use kemsphinx::{PrivateKey, PublicKey, ReplayTag, packet_mut, replay_tag};
 use kemsphinx_node::{EpochPolicy, Keyring};
 use rand_core::{Rng, SeedableRng};
 
@@ -260,24 +257,10 @@ fn settle(sink: &Mutex<Sink>, target: u64) -> u64 {
 
 fn make_packets(rng: &mut ChaCha20Rng, node_key: &PublicKey, n: u64) -> Vec<Box<[u8; PACKET_LEN]>> {
     let others: Vec<PrivateKey> = (1..HOPS).map(|_| PrivateKey::generate(rng)).collect();
-    let terminal = [Cmd::Recipient(RecipientId([4; 32]))];
     (0..n)
         .map(|_| {
-            let delay = [Cmd::NodeDelay(rng.next_u32() % 4)];
-            let path: [Hop<'_>; HOPS] = std::array::from_fn(|i| Hop {
-                id: if i == 0 { NODE } else { SINK },
-                public_key: if i == 0 {
-                    node_key
-                } else {
-                    others[i - 1].public_key()
-                },
-                commands: if i + 1 < HOPS { &delay } else { &terminal },
-            });
-            let mut payload = [0u8; PAYLOAD_LEN];
-            rng.fill_bytes(&mut payload);
-            let mut packet = Box::new([0u8; PACKET_LEN]);
-            create_packet(rng, &path, &payload, &mut packet).unwrap();
-            packet
+            let delay = rng.next_u32() % 4;
+            packet_to_sink(rng, node_key, &others, delay)
         })
         .collect()
 }

@@ -16,7 +16,7 @@
 
 mod common;
 
-use common::{NODE, SINK, node_to_sink};
+use common::{node_to_sink, packet_to_sink};
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,8 +25,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use chacha20::ChaCha20Rng;
-use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
-use kemsphinx::{Command as Cmd, Hop, PrivateKey, PublicKey, RecipientId, create_packet};
+use kemsphinx::geometry::{HOPS, PACKET_LEN};
+use kemsphinx::{PrivateKey, PublicKey};
 use kemsphinx_mixnet::stats::DropReason;
 use kemsphinx_node::{EpochPolicy, Keyring};
 use rand_core::{Rng, SeedableRng};
@@ -70,20 +70,8 @@ impl Drop for Mount {
 }
 
 fn packet(rng: &mut ChaCha20Rng, node: &PublicKey, others: &[PrivateKey]) -> Box<[u8; PACKET_LEN]> {
-    let delay = [Cmd::NodeDelay(rng.next_u32() % 3)];
-    let terminal = [Cmd::Recipient(RecipientId([4; 32]))];
-    let path: [Hop<'_>; HOPS] = std::array::from_fn(|i| Hop {
-        id: if i == 0 { NODE } else { SINK },
-        public_key: if i == 0 {
-            node
-        } else {
-            others[i - 1].public_key()
-        },
-        commands: if i + 1 < HOPS { &delay } else { &terminal },
-    });
-    let mut p = Box::new([0u8; PACKET_LEN]);
-    create_packet(rng, &path, &[0u8; PAYLOAD_LEN], &mut p).unwrap();
-    p
+    let delay = rng.next_u32() % 3;
+    packet_to_sink(rng, node, others, delay)
 }
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {

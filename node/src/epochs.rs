@@ -44,8 +44,12 @@ pub struct EpochPolicy {
     /// The filter's false-positive rate at `capacity` (memory mode drops
     /// honest packets at this rate at worst; disk mode never).
     pub fp_rate: f64,
-    /// Packets after which a new epoch starts (at most `capacity`; the
-    /// difference is room for the old key's packets during the grace).
+    /// Packets after which a new epoch starts (at most `capacity`). The
+    /// difference is room for what arrives between the epoch taking its
+    /// share and [`Keyring::turn`](crate::Keyring::turn) starting the next
+    /// one (a few packets on a loaded machine, more in disk mode while the
+    /// new epoch's files are written), and then for the old key's packets
+    /// during the grace. The default leaves 100,000.
     pub rotate_after: usize,
     /// A new epoch starts at the latest after this long.
     pub length: Duration,

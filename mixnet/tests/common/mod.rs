@@ -1,22 +1,39 @@
-//! What the one-node tests share: a node on 127.0.0.1 whose every next hop
-//! (and client) is one sink address.
+//! What the one-node tests (and `examples/node_rate.rs`) share: a node on
+//! 127.0.0.1 whose every next hop (and client) is one sink address, and
+//! packets for it.
+
+// Each test uses some of these.
+#![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use kemsphinx::{NodeId, RecipientId};
 use kemsphinx_mixnet::node::Node;
 use kemsphinx_mixnet::{Directory, NodeEntry, bind};
 use kemsphinx_node::Keyring;
+use kemsphinx_node::kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
+use kemsphinx_node::kemsphinx::{
+    Command, Hop, NodeId, PrivateKey, PublicKey, RecipientId, create_packet,
+};
+use rand_core::CryptoRng;
 
 /// The node's id.
 pub(crate) const NODE: NodeId = NodeId([1; 32]);
 /// The sink's id: the next hop of every packet the tests make.
 pub(crate) const SINK: NodeId = NodeId([2; 32]);
 
-/// Node 0 with `keyring` on a fresh 127.0.0.1 socket, and a directory in
-/// which the sink at `sink` is node 1 and the client.
+/// Node 0 with `keyring` and two workers on a fresh 127.0.0.1 socket, and
+/// a directory in which the sink at `sink` is node 1 and the client.
 pub(crate) fn node_to_sink(keyring: Keyring, sink: SocketAddr) -> (Node, Directory) {
+    node_to_sink_with(keyring, sink, 2)
+}
+
+/// [`node_to_sink`] with `workers` workers.
+pub(crate) fn node_to_sink_with(
+    keyring: Keyring,
+    sink: SocketAddr,
+    workers: usize,
+) -> (Node, Directory) {
     let socket = bind().unwrap();
     let current = keyring.current();
     let directory = Directory {
@@ -37,8 +54,32 @@ pub(crate) fn node_to_sink(keyring: Keyring, sink: SocketAddr) -> (Node, Directo
         keyring: Arc::new(keyring),
         socket,
         service: None,
-        workers: 2,
+        workers,
         counters: Arc::default(),
     };
     (node, directory)
+}
+
+/// A packet through the node (public key `node`) and then the sink, which
+/// stands for the other hops (keys `others`); held `delay_ms` at each.
+pub(crate) fn packet_to_sink<R: CryptoRng + ?Sized>(
+    rng: &mut R,
+    node: &PublicKey,
+    others: &[PrivateKey],
+    delay_ms: u32,
+) -> Box<[u8; PACKET_LEN]> {
+    let delay = [Command::NodeDelay(delay_ms)];
+    let terminal = [Command::Recipient(RecipientId([4; 32]))];
+    let path: [Hop<'_>; HOPS] = std::array::from_fn(|i| Hop {
+        id: if i == 0 { NODE } else { SINK },
+        public_key: if i == 0 {
+            node
+        } else {
+            others[i - 1].public_key()
+        },
+        commands: if i + 1 < HOPS { &delay } else { &terminal },
+    });
+    let mut p = Box::new([0u8; PACKET_LEN]);
+    create_packet(rng, &path, &[0u8; PAYLOAD_LEN], &mut p).unwrap();
+    p
 }

@@ -59,6 +59,7 @@ fuzz_target!(|data: &[u8]| {
         fp_rate: 1e-3,
         length: Duration::from_secs(10),
         grace: Duration::from_secs(5),
+        publish_ahead: data.first().is_some_and(|b| b & 0x80 != 0),
     };
     let keyring = Keyring::new(policy, PrivateKey::from_seed(&SEED)).unwrap();
     let mut now = Instant::now();

@@ -138,6 +138,7 @@ impl Config {
             rotate_after: self.rotate_after.min(self.replay_capacity),
             length: self.epoch,
             grace: self.grace,
+            publish_ahead: false,
         }
     }
 }

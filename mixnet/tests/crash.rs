@@ -78,6 +78,7 @@ fn crash_child() {
         rotate_after: 1_000_000,
         length: Duration::from_secs(3600),
         grace: Duration::from_secs(60),
+        publish_ahead: false,
     };
     let (keyring, resumed) = Keyring::open(policy, std::path::Path::new(&dir)).unwrap();
     let tags: u64 = resumed.epochs.iter().map(|(_, n)| n).sum();

@@ -8,7 +8,9 @@
 //! current one has lived [`EpochPolicy::length`], or earlier when it has
 //! taken [`EpochPolicy::rotate_after`] packets. It keeps the previous
 //! epoch's key and filter for [`EpochPolicy::grace`], for packets already
-//! built for the old key; that epoch takes at most its filter's capacity
+//! built for the old key (and, with [`EpochPolicy::publish_ahead`], the
+//! next epoch's key and filter before it starts, for packets built with a
+//! key published ahead); that epoch takes at most its filter's capacity
 //! and then refuses its key's packets (so no filter ever holds more tags
 //! than it was sized for, and the false-positive rate never exceeds its
 //! target). Anyone with a node's public key can make packets that pass its
@@ -55,6 +57,15 @@ pub struct EpochPolicy {
     pub length: Duration,
     /// How long the previous epoch's key still unwraps.
     pub grace: Duration,
+    /// Keep the next epoch's key ready ahead of its start, to publish
+    /// before it is used (a PKI that publishes each epoch's keys in
+    /// advance, as Katzenpost's does), and unwrap its packets already: a
+    /// client whose clock runs ahead, or that took the new key from the
+    /// PKI first, is not dropped at the change. The next epoch's filter
+    /// takes those packets' tags and keeps them when the epoch becomes
+    /// current. In disk mode its key and store are on disk from the start
+    /// (so up to three epochs' keys are: previous, current, next).
+    pub publish_ahead: bool,
 }
 
 impl Default for EpochPolicy {
@@ -68,6 +79,7 @@ impl Default for EpochPolicy {
             rotate_after: 900_000,
             length: Duration::from_secs(3600),
             grace: Duration::from_secs(120),
+            publish_ahead: false,
         }
     }
 }
@@ -103,9 +115,10 @@ impl EpochPolicy {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Turn {
-    /// A new epoch started, whose public key the node must now publish:
-    /// `took` packets ended epoch `number - 1` (`by_count`) or its time
-    /// was up.
+    /// A new epoch started, whose public key the node must now publish
+    /// (with [`EpochPolicy::publish_ahead`]: it was published already, and
+    /// a new next epoch's key is to publish): `took` packets ended epoch
+    /// `number - 1` (`by_count`) or its time was up.
     Started {
         /// The new epoch.
         number: u64,
@@ -148,7 +161,11 @@ struct Replay {
 /// One epoch: a key and the tags of the packets it unwrapped.
 pub(crate) struct Epoch {
     pub(crate) number: u64,
-    pub(crate) key: PrivateKey,
+    /// Boxed: an expanded key is 15 KB, and epochs move at every change
+    /// (and, unoptimised, are copied through every frame they pass).
+    pub(crate) key: Box<PrivateKey>,
+    /// When it became the current epoch (for the next epoch, published
+    /// ahead: when it was made).
     pub(crate) started: Instant,
     replay: Mutex<Replay>,
     /// Disk mode: the epoch's replay store.
@@ -164,7 +181,7 @@ impl Epoch {
     ) -> Self {
         Self {
             number,
-            key,
+            key: Box::new(key),
             started,
             replay: Mutex::new(Replay {
                 filter: ReplayFilter::new(policy.capacity, policy.fp_rate),

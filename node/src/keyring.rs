@@ -2,7 +2,7 @@
 //! one call a node makes per datagram.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
@@ -68,6 +68,18 @@ struct Live {
     current: Epoch,
     /// The previous epoch and when its grace ends.
     previous: Option<(Epoch, Instant)>,
+    /// With [`EpochPolicy::publish_ahead`]: the next epoch, its key
+    /// published ahead.
+    next: Option<Epoch>,
+}
+
+impl Live {
+    /// The live epochs: current, previous, next.
+    fn epochs(&self) -> impl Iterator<Item = &Epoch> {
+        std::iter::once(&self.current)
+            .chain(self.previous.as_ref().map(|(e, _)| e))
+            .chain(self.next.as_ref())
+    }
 }
 
 /// What [`Keyring::turn`] keeps between calls; its lock also keeps two
@@ -113,8 +125,9 @@ pub struct Keyring {
     live: RwLock<Live>,
     drops: DropCounters,
     accepted: AtomicU64,
-    /// Which key unwrapped the last packet: tried first on the next one.
-    previous_first: AtomicBool,
+    /// The epoch whose key unwrapped the last packet: tried first on the
+    /// next one.
+    last_epoch: AtomicU64,
     disk: Option<Disk>,
     /// The last failure to write or delete an epoch's files.
     disk_error: Mutex<Option<String>>,
@@ -138,8 +151,12 @@ impl Keyring {
     /// [`OpenError::Policy`] if the policy does not hold together.
     pub fn new(policy: EpochPolicy, key: PrivateKey) -> Result<Self, OpenError> {
         policy.check().map_err(OpenError::Policy)?;
-        let current = Epoch::new(&policy, 0, key, Instant::now());
-        Ok(Self::with(policy, current, None, None))
+        let now = Instant::now();
+        let current = Epoch::new(&policy, 0, key, now);
+        let next = policy
+            .publish_ahead
+            .then(|| Epoch::new(&policy, 1, new_key(), now));
+        Ok(Self::with(policy, current, None, next, None))
     }
 
     /// Disk mode in `dir` (created, mode 0700, if missing; locked against
@@ -171,6 +188,18 @@ impl Keyring {
             e.store = Some(Arc::new(f.store));
             Ok(e)
         };
+        // With publish_ahead the newest epoch on disk is the next one, and
+        // the current one became current when the next was made.
+        let found_next = if policy.publish_ahead && numbers.len() >= 2 {
+            numbers.pop().map(|n| dir.open(n)).transpose()?
+        } else {
+            None
+        };
+        // When the next epoch was made, the current one became current.
+        let promoted = found_next.as_ref().map(|f| {
+            let age = wall.duration_since(f.store.started()).unwrap_or_default();
+            now.checked_sub(age).unwrap_or(now)
+        });
         let (current, previous) = match numbers.pop() {
             None => {
                 let key = new_key();
@@ -181,7 +210,10 @@ impl Keyring {
             }
             Some(newest) => {
                 let older = numbers.pop();
-                let current = load(dir.open(newest)?, &mut resumed)?;
+                let mut current = load(dir.open(newest)?, &mut resumed)?;
+                if let Some(at) = promoted {
+                    current.started = at;
+                }
                 let until = current.started + policy.grace;
                 let previous = match older {
                     Some(n) if now < until => Some((load(dir.open(n)?, &mut resumed)?, until)),
@@ -193,6 +225,18 @@ impl Keyring {
                 };
                 (current, previous)
             }
+        };
+        let next = match found_next {
+            Some(f) => Some(load(f, &mut resumed)?),
+            None if policy.publish_ahead => {
+                let number = current.number + 1;
+                let key = new_key();
+                let store = dir.create(number, &key, wall)?;
+                let mut e = Epoch::new(&policy, number, key, now);
+                e.store = Some(Arc::new(store));
+                Some(e)
+            }
+            None => None,
         };
         // Past their grace: deleted unread.
         resumed.retired.extend(numbers);
@@ -213,22 +257,31 @@ impl Keyring {
             journal,
             committer: Mutex::new(Some(committer)),
         };
-        Ok((Self::with(policy, current, previous, Some(disk)), resumed))
+        Ok((
+            Self::with(policy, current, previous, next, Some(disk)),
+            resumed,
+        ))
     }
 
     fn with(
         policy: EpochPolicy,
         current: Epoch,
         previous: Option<(Epoch, Instant)>,
+        next: Option<Epoch>,
         disk: Option<Disk>,
     ) -> Self {
+        let current_number = current.number;
         Self {
             policy,
-            live: RwLock::new(Live { current, previous }),
+            live: RwLock::new(Live {
+                current,
+                previous,
+                next,
+            }),
             turning: Mutex::new(Turning::default()),
             drops: DropCounters::default(),
             accepted: AtomicU64::new(0),
-            previous_first: AtomicBool::new(false),
+            last_epoch: AtomicU64::new(current_number),
             disk,
             disk_error: Mutex::new(None),
             turn_due: Mutex::new(false),
@@ -251,7 +304,8 @@ impl Keyring {
     /// 2. its replay tag (one hash, no key) is in no live epoch's filter
     ///    ([`Dropped::Replay`]), and in disk mode the store is writable
     ///    ([`Dropped::DiskFailing`]), both before any public-key work;
-    /// 3. unwrapped in place under the live keys, the one that unwrapped
+    /// 3. unwrapped in place under the live keys (current, previous during
+    ///    its grace, next with [`EpochPolicy::publish_ahead`]), the one that unwrapped
     ///    the last packet first (a packet for another key fails on its MAC
     ///    and is left unchanged for the next try);
     /// 4. only now that the MAC verified, the tag is remembered, atomically
@@ -282,27 +336,31 @@ impl Keyring {
         let packet = packet_mut(datagram)?;
         let tag = replay_tag(packet);
         let live = self.live();
-        let previous = live.previous.as_ref().map(|(e, _)| e);
-        if live.current.seen(&tag) || previous.is_some_and(|e| e.seen(&tag)) {
+        if live.epochs().any(|e| e.seen(&tag)) {
             return Err(Dropped::Replay);
         }
         let journal = self.journal();
         if journal.is_some_and(Journal::failing) {
             return Err(Dropped::DiskFailing);
         }
-        let order = match previous {
-            Some(p) if self.previous_first.load(Ordering::Relaxed) => {
-                [Some(p), Some(&live.current)]
-            }
-            _ => [Some(&live.current), previous],
-        };
+        // The key that unwrapped the last packet first, then the others
+        // (current, previous, next).
+        let last = self.last_epoch.load(Ordering::Relaxed);
+        let mut order: [Option<&Epoch>; 3] = [None; 3];
+        let candidates = live
+            .epochs()
+            .filter(|e| e.number == last)
+            .chain(live.epochs().filter(|e| e.number != last));
+        for (slot, epoch) in order.iter_mut().zip(candidates) {
+            *slot = Some(epoch);
+        }
         let order = order.into_iter().flatten();
-        let (which, hop) = unwrap_any(order.clone().map(|e| &e.key), packet)?;
+        let (which, hop) = unwrap_any(order.clone().map(|e| &*e.key), packet)?;
         let by = order.clone().nth(which).unwrap_or(&live.current);
-        let previous_key = by.number != live.current.number;
-        self.previous_first.store(previous_key, Ordering::Relaxed);
+        self.last_epoch.store(by.number, Ordering::Relaxed);
+        let previous_key = by.number < live.current.number;
         let (ticket, taken) = by.remember(&tag, journal)?;
-        if taken == self.policy.rotate_after && !previous_key {
+        if taken == self.policy.rotate_after && by.number == live.current.number {
             *self.turn_due.lock().unwrap_or_else(PoisonError::into_inner) = true;
             self.turn_wake.notify_all();
         }
@@ -365,22 +423,35 @@ impl Keyring {
                 took,
                 by_count,
             } => {
-                let mut next = Epoch::new(&self.policy, number, new_key(), now);
+                // The epoch that starts is the next one (published ahead)
+                // or a fresh one; with publish_ahead a new next one is made.
+                let fresh_number = if self.policy.publish_ahead {
+                    number + 1
+                } else {
+                    number
+                };
+                let mut fresh = Epoch::new(&self.policy, fresh_number, new_key(), now);
                 if let Some(disk) = &self.disk {
-                    match disk.dir.create(number, &next.key, SystemTime::now()) {
-                        Ok(store) => next.store = Some(Arc::new(store)),
+                    match disk.dir.create(fresh_number, &fresh.key, SystemTime::now()) {
+                        Ok(store) => fresh.store = Some(Arc::new(store)),
                         Err(e) => {
                             turning.retry_at = Some(now + CREATE_RETRY);
-                            self.set_disk_error(format!("starting epoch {number}: {e}"));
+                            self.set_disk_error(format!("starting epoch {fresh_number}: {e}"));
                             return None;
                         }
                     }
                 }
                 let mut live = self.live.write().unwrap_or_else(PoisonError::into_inner);
-                let old = std::mem::replace(&mut live.current, next);
+                let (mut starting, next) = match (self.policy.publish_ahead, live.next.take()) {
+                    (true, Some(next)) => (next, Some(fresh)),
+                    _ => (fresh, None),
+                };
+                live.next = next;
+                starting.started = now;
+                let number = starting.number;
+                let old = std::mem::replace(&mut live.current, starting);
                 live.previous = Some((old, now + self.policy.grace));
                 drop(live);
-                self.previous_first.store(false, Ordering::Relaxed);
                 Some(Turn::Started {
                     number,
                     took,
@@ -465,6 +536,12 @@ impl Keyring {
     pub fn current(&self) -> EpochStatus {
         let live = self.live();
         status(&live.current)
+    }
+
+    /// With [`EpochPolicy::publish_ahead`]: the next epoch, whose key is
+    /// to be published ahead of its start.
+    pub fn next(&self) -> Option<EpochStatus> {
+        self.live().next.as_ref().map(status)
     }
 
     /// The previous epoch, while its key still unwraps.
@@ -593,6 +670,6 @@ impl Keyring {
     /// Whether a live epoch has seen `tag` (the check before any key work).
     pub(crate) fn seen(&self, tag: &kemsphinx::ReplayTag) -> bool {
         let live = self.live();
-        live.current.seen(tag) || live.previous.as_ref().is_some_and(|(e, _)| e.seen(tag))
+        live.epochs().any(|e| e.seen(tag))
     }
 }

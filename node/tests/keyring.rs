@@ -35,6 +35,7 @@ fn policy(capacity: usize, rotate_after: usize) -> EpochPolicy {
         rotate_after,
         length: HOUR,
         grace: HOUR,
+        publish_ahead: false,
     }
 }
 
@@ -184,6 +185,7 @@ fn of_two_copies_racing_on_two_threads_exactly_one_goes_on() {
 fn the_previous_key_unwraps_during_its_grace_and_not_after() {
     let p = EpochPolicy {
         length: Duration::from_secs(10),
+        publish_ahead: false,
         grace: Duration::from_secs(5),
         ..policy(100, 100)
     };
@@ -300,6 +302,7 @@ fn a_forced_rotation_flood_never_leaves_more_than_two_keys_on_disk() {
         capacity: 4,
         fp_rate: 1e-6,
         rotate_after: 2,
+        publish_ahead: false,
         length: HOUR,
         grace: HOUR,
     };
@@ -366,6 +369,92 @@ fn a_forced_rotation_flood_never_leaves_more_than_two_keys_on_disk() {
     assert_eq!(receive(&keyring, &last_sent[0]), Err(Dropped::Replay));
     assert_eq!(receive(&keyring, &last_sent[1]), Err(Dropped::Replay));
     assert_eq!(receive(&keyring, &last_sent[2]), Ok((STARTED - 1, true)));
+    drop(keyring);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// With `publish_ahead`, the next epoch's key is there from the start:
+/// its packets are accepted already, their tags stay with the epoch when
+/// it becomes current, and a new next epoch is made at each change. In
+/// disk mode a restart finds the same three roles (the newest epoch on
+/// disk is the next one), and never more than three epochs' keys are on
+/// disk, however often changes are forced.
+#[test]
+fn the_next_key_is_published_ahead_and_unwraps_before_its_epoch() {
+    let p = EpochPolicy {
+        publish_ahead: true,
+        ..policy(8, 2)
+    };
+    // Memory mode.
+    let keyring = Keyring::new(p.clone(), key(31)).unwrap();
+    let mut client = Client::new(32);
+    let next = keyring.next().unwrap();
+    assert_eq!((keyring.current().number, next.number), (0, 1));
+    let early = client.packet(&next.public_key);
+    assert_eq!(receive(&keyring, &early), Ok((1, false)));
+    assert_eq!(receive(&keyring, &early), Err(Dropped::Replay));
+    let now = keyring.current().public_key;
+    for p in client.packets(&now, 2) {
+        assert_eq!(receive(&keyring, &p), Ok((0, false)));
+    }
+    assert!(matches!(
+        keyring.turn(Instant::now()),
+        Some(Turn::Started { number: 1, .. })
+    ));
+    assert_eq!(keyring.current().public_key, next.public_key);
+    assert_eq!(keyring.current().taken, 1, "the tag taken ahead stays");
+    assert_eq!(keyring.next().unwrap().number, 2);
+    assert_eq!(receive(&keyring, &early), Err(Dropped::Replay));
+    let late = client.packet(&now);
+    assert_eq!(receive(&keyring, &late), Ok((0, true)));
+
+    // Disk mode.
+    let dir = scratch("ahead");
+    let count = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".key")
+            })
+            .count()
+    };
+    let (keyring, resumed) = Keyring::open(p.clone(), &dir).unwrap();
+    assert_eq!(resumed, Resumed::default());
+    assert_eq!(count(&dir), 2);
+    let next = keyring.next().unwrap();
+    let current = keyring.current();
+    let ahead = client.packet(&next.public_key);
+    let now = client.packet(&current.public_key);
+    assert_eq!(receive(&keyring, &ahead), Ok((1, false)));
+    assert_eq!(receive(&keyring, &now), Ok((0, false)));
+    let mut buf = datagram(&client.packet(&current.public_key));
+    let ticket = keyring.receive(&mut buf[..PACKET_LEN]).unwrap().ticket;
+    assert!(keyring.wait_durable(ticket, Duration::from_secs(30)));
+    drop(keyring);
+    let (keyring, resumed) = Keyring::open(p.clone(), &dir).unwrap();
+    assert_eq!(resumed.epochs, [(0, 2), (1, 1)], "{resumed:?}");
+    assert_eq!(keyring.current().public_key, current.public_key);
+    assert_eq!(keyring.next().unwrap().public_key, next.public_key);
+    assert_eq!(receive(&keyring, &ahead), Err(Dropped::Replay));
+    assert_eq!(receive(&keyring, &now), Err(Dropped::Replay));
+    // Forced changes: at most three epochs' keys on disk at any time.
+    let mut most = count(&dir);
+    for _ in 0..6 {
+        for p in client.packets(&keyring.current().public_key, 2) {
+            let mut buf = datagram(&p);
+            let ticket = keyring.receive(&mut buf[..PACKET_LEN]).unwrap().ticket;
+            assert!(keyring.wait_durable(ticket, Duration::from_secs(30)));
+        }
+        while keyring.turn(Instant::now()).is_some() {
+            most = most.max(count(&dir));
+        }
+    }
+    assert_eq!(most, 3);
+    assert!(keyring.take_disk_error().is_none());
     drop(keyring);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -21,6 +21,7 @@ fn policy() -> EpochPolicy {
         rotate_after: 10_000,
         length: Duration::from_secs(3600),
         grace: Duration::from_secs(60),
+        publish_ahead: false,
     }
 }
 

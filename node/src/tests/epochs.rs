@@ -17,6 +17,7 @@ fn policy(capacity: usize, rotate_after: usize) -> EpochPolicy {
         rotate_after,
         length: HOUR,
         grace: HOUR,
+        publish_ahead: false,
     }
 }
 

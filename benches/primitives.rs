@@ -10,20 +10,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use aes::Aes256;
-use aez5::Aez;
-use ctr::Ctr128BE;
-use ctr::cipher::{KeyIvInit, StreamCipher};
 use divan::counter::BytesCount;
 use divan::{Bencher, black_box};
-use hmac::{Hmac, KeyInit, Mac};
-use kemsphinx::geometry::{
-    ENCRYPTED_PAYLOAD_LEN, HEADER_LEN, KEM_CIPHERTEXT_LEN, MAC_LEN, STREAM_LEN,
-};
+use kemsphinx::geometry::ENCRYPTED_PAYLOAD_LEN;
 use kemsphinx::hazmat::kem_backends::{self as differential, Backend};
 use kemsphinx::{PrivateKey, hazmat};
-use kemsphinx_support::bench::{self as fixtures, MlKemAlone};
-use sha2::Sha256;
+use kemsphinx_support::bench::Net;
+use kemsphinx_support::bench::cases::{self, OwnedCase, UNWRAP_PARTS};
 
 #[global_allocator]
 static ALLOC: divan::AllocProfiler = divan::AllocProfiler::system();
@@ -32,13 +25,29 @@ fn main() {
     divan::main();
 }
 
-/// The ML-KEM-768 decapsulation the unwrap path uses, on its own (the
-/// selected backend's crate and code path: libcrux unpacked, AVX2 where
-/// available; or RustCrypto `ml-kem`).
-#[divan::bench]
-fn mlkem768_decapsulate(b: Bencher) {
-    let mut mlkem = MlKemAlone::new();
-    b.bench_local(|| mlkem.decapsulate());
+/// One unwrap and each primitive it is made of (the report's table:
+/// `kemsphinx_support::bench::cases::unwrap_parts`).
+#[divan::bench(args = UNWRAP_PARTS)]
+fn unwrap_part(b: Bencher, name: &str) {
+    let net = Net::new();
+    let case = cases::find(cases::unwrap_parts(&net), name)
+        .unwrap()
+        .unwrap();
+    let (setup, run) = (case.setup, case.run);
+    b.with_inputs(setup).bench_local_refs(run);
+}
+
+/// AES-256-CTR over 10,188 bytes, and AEZ both ways on every
+/// implementation this CPU has (the report's table:
+/// `kemsphinx_support::bench::cases::aez_and_ctr`).
+#[divan::bench(args = cases::aez_and_ctr_names())]
+#[allow(clippy::ptr_arg)] // divan hands each argument by reference
+fn aez_and_ctr(b: Bencher, name: &String) {
+    let case = OwnedCase::find(cases::aez_and_ctr(), name).unwrap();
+    let (setup, run) = (case.setup, case.run);
+    b.counter(BytesCount::new(ENCRYPTED_PAYLOAD_LEN))
+        .with_inputs(setup)
+        .bench_local_refs(run);
 }
 
 /// ML-KEM-768 encapsulation to an expanded public key, on its own.
@@ -78,74 +87,6 @@ fn x25519_shared_secret(b: Bencher, backend: &Backend) {
 #[divan::bench(args = Backend::ALL)]
 fn x25519_base_point(b: Bencher, backend: &Backend) {
     b.bench_local(|| differential::x25519_base_point(*backend, black_box(&[5; 32])));
-}
-
-/// The BLAKE2b work of one decapsulation (see `kemsphinx_support::bench::blake2b_kem_work`).
-#[divan::bench]
-fn blake2b_kem_work(b: Bencher) {
-    let msg = [0x5au8; 1_143];
-    b.bench_local(|| fixtures::blake2b_kem_work(black_box(&msg)));
-}
-
-/// HKDF-SHA256-Expand to 160 bytes (the per-hop key set).
-#[divan::bench]
-fn hkdf_expand_160(b: Bencher) {
-    b.bench_local(|| hazmat::kdf(black_box(&[4; 32])));
-}
-
-/// AES-256-CTR over one hop's 6,010-byte header keystream.
-#[divan::bench]
-fn aes256_ctr_6010(b: Bencher) {
-    let mut buf = vec![0u8; STREAM_LEN];
-    b.counter(BytesCount::new(STREAM_LEN)).bench_local(|| {
-        let mut c = Ctr128BE::<Aes256>::new(&[1; 32].into(), &[2; 16].into());
-        c.apply_keystream(black_box(&mut buf));
-    });
-}
-
-/// AES-256-CTR over 10,188 bytes, the yardstick for AEZ.
-#[divan::bench]
-fn aes256_ctr_10188(b: Bencher) {
-    let mut buf = vec![0u8; ENCRYPTED_PAYLOAD_LEN];
-    b.counter(BytesCount::new(ENCRYPTED_PAYLOAD_LEN))
-        .bench_local(|| {
-            let mut c = Ctr128BE::<Aes256>::new(&[1; 32].into(), &[2; 16].into());
-            c.apply_keystream(black_box(&mut buf));
-        });
-}
-
-/// HMAC-SHA256 over the 5,930 authenticated header bytes.
-#[divan::bench]
-fn hmac_sha256_5930(b: Bencher) {
-    let msg = vec![0u8; HEADER_LEN - MAC_LEN];
-    b.counter(BytesCount::new(msg.len())).bench_local(|| {
-        let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(&[6; MAC_LEN]).unwrap();
-        m.update(black_box(&msg));
-        m.finalize()
-    });
-}
-
-/// AEZ encipher of a 10,188-byte payload (key setup included, as per hop).
-#[divan::bench]
-fn aez_encipher_10188(b: Bencher) {
-    let mut buf = vec![0u8; ENCRYPTED_PAYLOAD_LEN];
-    b.counter(BytesCount::new(ENCRYPTED_PAYLOAD_LEN))
-        .bench_local(|| Aez::new(black_box(&[8; 48])).encipher(&[9; 16], &mut buf));
-}
-
-/// AEZ decipher of a 10,188-byte payload (key setup included, as per hop).
-#[divan::bench]
-fn aez_decipher_10188(b: Bencher) {
-    let mut buf = vec![0u8; ENCRYPTED_PAYLOAD_LEN];
-    b.counter(BytesCount::new(ENCRYPTED_PAYLOAD_LEN))
-        .bench_local(|| Aez::new(black_box(&[8; 48])).decipher(&[9; 16], &mut buf));
-}
-
-/// SHA-512/256 of a KEM ciphertext: the replay tag.
-#[divan::bench]
-fn replay_tag(b: Bencher) {
-    let ct = [0x77u8; KEM_CIPHERTEXT_LEN];
-    b.bench_local(|| hazmat::replay_tag_of(black_box(&ct)));
 }
 
 /// The whole hybrid decapsulation through the crate (cached expanded key;

@@ -11,7 +11,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde_json::Value;
 
-use crate::write::{n, secs};
+use crate::units::{count, seconds};
 
 /// The charts of one report, by file-name suffix: `(suffix, title, svg)`.
 pub(crate) fn all(report: &Value) -> Vec<(&'static str, &'static str, String)> {
@@ -88,8 +88,8 @@ fn operations(report: &Value) -> Option<String> {
             start: 0.0,
             end: ours,
             note: match go {
-                Some(go) => format!("{} ({:.1}× faster)", secs(ours), go / ours),
-                None => secs(ours),
+                Some(go) => format!("{} ({:.1}× faster)", seconds(ours), go / ours),
+                None => seconds(ours),
             },
             color: OURS,
         });
@@ -99,7 +99,7 @@ fn operations(report: &Value) -> Option<String> {
                 label: format!("{} — Go reference", name(op)),
                 start: 0.0,
                 end: go,
-                note: secs(go),
+                note: seconds(go),
                 color: GO,
             });
         }
@@ -110,10 +110,10 @@ fn operations(report: &Value) -> Option<String> {
         let bytes = p.get("payload_bytes").and_then(Value::as_u64)?;
         let s = median_s(p)?;
         bars.push(Bar {
-            label: format!("{what} — {who}, {} B payload", n(bytes)),
+            label: format!("{what} — {who}, {} B payload", count(bytes)),
             start: 0.0,
             end: s,
-            note: secs(s),
+            note: seconds(s),
             color: if who.starts_with("kemsphinx") {
                 OURS
             } else {
@@ -143,7 +143,7 @@ fn unwrap_parts(report: &Value) -> Option<String> {
         label: format!("{} (measured)", name(whole)),
         start: 0.0,
         end: total,
-        note: secs(total),
+        note: seconds(total),
         color: OURS,
     }];
     let mut at = 0.0;
@@ -153,7 +153,7 @@ fn unwrap_parts(report: &Value) -> Option<String> {
             label: name(p).to_owned(),
             start: at,
             end: at + s,
-            note: format!("{} ({:.0} %)", secs(s), 100.0 * s / total),
+            note: format!("{} ({:.0} %)", seconds(s), 100.0 * s / total),
             color: PEER,
         });
         at += s;
@@ -162,7 +162,11 @@ fn unwrap_parts(report: &Value) -> Option<String> {
         label: "sum of the parts".to_owned(),
         start: 0.0,
         end: at,
-        note: format!("{} ({:.0} % of the unwrap)", secs(at), 100.0 * at / total),
+        note: format!(
+            "{} ({:.0} % of the unwrap)",
+            seconds(at),
+            100.0 * at / total
+        ),
         color: GO,
     });
     let title = format!(
@@ -184,7 +188,7 @@ fn latency(report: &Value) -> Option<String> {
     if points.len() < 2 {
         return None;
     }
-    let count = n(tail.get("unwraps").and_then(Value::as_u64).unwrap_or(0));
+    let count = count(tail.get("unwraps").and_then(Value::as_u64).unwrap_or(0));
     let title = format!(
         "Latency of one unwrap over {count} unwraps (log scale; p100 is the slowest), {}",
         cpu(report)
@@ -224,7 +228,7 @@ fn draw_latency(
                 .filter(|_| (x - i).abs() < 1e-9 && i >= 0.0)
                 .map_or_else(String::new, |p| p.0.clone())
         })
-        .y_label_formatter(&|y| secs(*y))
+        .y_label_formatter(&|y| seconds(*y))
         .x_desc("percentile")
         .y_desc("time")
         .label_style(FONT)
@@ -232,12 +236,13 @@ fn draw_latency(
     let xy = || points.iter().enumerate().map(|(i, p)| (i as f64, p.1));
     chart.draw_series(LineSeries::new(xy(), OURS.stroke_width(2)))?;
     chart.draw_series(xy().map(|p| Circle::new(p, 4, OURS.filled())))?;
-    chart.draw_series(
-        points
-            .iter()
-            .enumerate()
-            .map(|(i, p)| Text::new(format!("  {}: {}", p.0, secs(p.1)), (i as f64, p.1), FONT)),
-    )?;
+    chart.draw_series(points.iter().enumerate().map(|(i, p)| {
+        Text::new(
+            format!("  {}: {}", p.0, seconds(p.1)),
+            (i as f64, p.1),
+            FONT,
+        )
+    }))?;
     root.present()?;
     Ok(())
 }
@@ -334,7 +339,7 @@ where
         .configure_mesh()
         .disable_y_mesh()
         .disable_y_axis()
-        .x_label_formatter(&|x| secs(*x))
+        .x_label_formatter(&|x| seconds(*x))
         .label_style(FONT)
         .draw()?;
     let rows = bars.len();

@@ -28,7 +28,11 @@ pub(crate) struct Backends {
 
 /// What `--child-ops` prints: the build's KEM paths and its timings.
 pub(crate) fn child_json(ops: &[Timing]) -> Value {
-    let (kem, x25519, mlkem) = crate::env::kem_paths();
+    let crate::env::KemPaths {
+        backend: kem,
+        x25519,
+        mlkem,
+    } = crate::env::kem_paths();
     json!({
         "kem_backend": kem,
         "x25519": x25519,

@@ -57,9 +57,19 @@ pub(crate) fn run(cmd: &str, args: &[&str]) -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// The KEM backend and its two halves as they run in this process:
-/// (backend, X25519, ML-KEM-768).
-pub(crate) fn kem_paths() -> (&'static str, &'static str, &'static str) {
+/// The KEM backend and the code its two halves run in this process.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KemPaths {
+    /// `kemsphinx::KEM_BACKEND`.
+    pub(crate) backend: &'static str,
+    /// X25519's implementation.
+    pub(crate) x25519: &'static str,
+    /// ML-KEM-768's code path.
+    pub(crate) mlkem: &'static str,
+}
+
+/// The KEM backend and its two halves as they run in this process.
+pub(crate) fn kem_paths() -> KemPaths {
     let x25519 = match kemsphinx::KEM_BACKEND {
         "libcrux" if kem_backends::x25519_asm_active() => {
             "s2n-bignum verified assembly (graviola), chosen at run time"
@@ -67,7 +77,11 @@ pub(crate) fn kem_paths() -> (&'static str, &'static str, &'static str) {
         "libcrux" => "HACL* portable 64-bit (libcrux-curve25519)",
         _ => "x25519-dalek 3 (curve25519-dalek, portable)",
     };
-    (kemsphinx::KEM_BACKEND, x25519, MlKemAlone::new().path())
+    KemPaths {
+        backend: kemsphinx::KEM_BACKEND,
+        x25519,
+        mlkem: MlKemAlone::new().path(),
+    }
 }
 
 /// The AEZ implementation `aez5` picks on this CPU.
@@ -101,7 +115,11 @@ impl Environment {
         #[cfg(not(target_arch = "x86_64"))]
         let features = Vec::new();
         let flag = |name: &str| features.iter().any(|(n, on)| *n == name && *on);
-        let (kem, x25519, mlkem) = kem_paths();
+        let KemPaths {
+            backend: kem,
+            x25519,
+            mlkem,
+        } = kem_paths();
         let used = vec![
             ("KEM backend (`kemsphinx::KEM_BACKEND`)", kem.to_owned()),
             ("X25519", x25519.into()),

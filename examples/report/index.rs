@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::charts;
-use crate::write::secs;
+use crate::units::seconds;
 
 /// The operations the index shows, as the reports name them.
 const KEY_OPS: [&str; 4] = [
@@ -109,8 +109,8 @@ fn row(stem: &str, r: &Value, charts: &[String]) -> String {
             .and_then(|x| x.get("seconds"))
             .and_then(|s| s.as_f64().or_else(|| s.get(0)?.as_f64()));
         cells.push(match (ours, go) {
-            (Some(o), Some(g)) => format!("{} ({:.1}×)", secs(o), g / o),
-            (Some(o), None) => secs(o),
+            (Some(o), Some(g)) => format!("{} ({:.1}×)", seconds(o), g / o),
+            (Some(o), None) => seconds(o),
             _ => "—".to_owned(),
         });
     }

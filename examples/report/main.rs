@@ -32,13 +32,14 @@ mod compare;
 mod env;
 mod harness;
 mod index;
+mod json;
 mod markdown;
 mod measure;
-mod more;
 mod probes;
 mod reference;
+mod sections;
 mod targets;
-mod write;
+mod units;
 
 use std::path::Path;
 use std::time::Duration;
@@ -63,9 +64,9 @@ pub(crate) struct Results {
     pub(crate) tail: Vec<(f64, Duration)>,
     pub(crate) tail_n: usize,
     pub(crate) threads: Vec<(usize, f64)>,
-    pub(crate) rss: (Option<u64>, Option<u64>),
+    pub(crate) rss: probes::PeakRss,
     pub(crate) stack: Option<(usize, usize)>,
-    pub(crate) code: (Option<u64>, Option<u64>),
+    pub(crate) code: probes::CodeSize,
     /// /proc/loadavg when measuring started and when it ended.
     pub(crate) load: (String, String),
 }
@@ -138,7 +139,10 @@ fn main() {
     let net = Net::new();
     let ops = measure::operations(&net, plan);
     let parts = measure::unwrap_and_parts(&net, plan);
-    let (aez, aez_backends) = measure::aez_vs_ctr(plan);
+    let measure::AezTimings {
+        timings: aez,
+        backends: aez_backends,
+    } = measure::aez_vs_ctr(plan);
     let tail_n = if quick { 10_000 } else { 100_000 };
     let packet = net.first_packet().expect("packets");
     let key = net.first_key();
@@ -171,9 +175,16 @@ fn main() {
         code,
         load: (load_start, env::load()),
     };
-    let (md, json) = write::files(&results, Path::new(out_dir));
-    print!("{}", std::fs::read_to_string(&md).unwrap_or_default());
-    eprintln!("wrote {} and {}", md.display(), json.display());
+    let written = json::files(&results, Path::new(out_dir));
+    print!(
+        "{}",
+        std::fs::read_to_string(&written.markdown).unwrap_or_default()
+    );
+    eprintln!(
+        "wrote {} and {}",
+        written.markdown.display(),
+        written.json.display()
+    );
     match index::write(Path::new(out_dir)) {
         Ok(n) => eprintln!("wrote the index and the charts ({n} files)"),
         Err(e) => eprintln!("the index: {e}"),

@@ -1,5 +1,5 @@
 //! The report as Markdown: the environment, the targets, the tables of
-//! operations, primitives, AEZ, KEM backends and peers ([`crate::more`]
+//! operations, primitives, AEZ, KEM backends and peers ([`crate::sections`]
 //! holds the rest).
 
 use std::fmt::Write as _;
@@ -9,7 +9,7 @@ use crate::harness::{Timing, find};
 use crate::measure::{CTR, UNWRAP, aez_name};
 use crate::reference::PUBLISHED;
 use crate::targets::{self, times_range};
-use crate::write::{n, secs, secs_range, t};
+use crate::units::{count, duration, seconds, seconds_range};
 
 pub(crate) fn report(r: &Results, when: &str, stem: &str) -> String {
     let mut m = String::new();
@@ -72,9 +72,9 @@ pub(crate) fn report(r: &Results, when: &str, stem: &str) -> String {
     operations(&mut m, r);
     primitives(&mut m, r);
     aez(&mut m, r);
-    crate::more::backends(&mut m, r);
-    crate::more::peers(&mut m, r);
-    crate::more::rest(&mut m, r);
+    crate::sections::backends(&mut m, r);
+    crate::sections::peers(&mut m, r);
+    crate::sections::rest(&mut m, r);
     m
 }
 
@@ -172,21 +172,21 @@ fn operations(m: &mut String, r: &Results) {
             m,
             "| {} | {} | {} | {} | {} × {} | {} | {} | {} | {} | {} | {} | {} |",
             o.name,
-            t(o.median()),
-            t(o.min()),
-            t(o.max()),
+            duration(o.median()),
+            duration(o.min()),
+            duration(o.max()),
             o.samples.len(),
             o.iterations,
-            n(o.ops_per_sec() as u64),
-            n((ours * mhz * 1e6) as u64),
-            n(o.bytes as u64),
+            count(o.ops_per_sec() as u64),
+            count((ours * mhz * 1e6) as u64),
+            count(o.bytes as u64),
             o.allocs,
             go.map_or("—".into(), |g| {
                 let (lo, hi) = g.range();
                 format!(
                     "{} ({} B, {} allocs)",
-                    secs_range(lo, hi),
-                    n(g.bytes),
+                    seconds_range(lo, hi),
+                    count(g.bytes),
                     g.allocs
                 )
             }),
@@ -194,7 +194,7 @@ fn operations(m: &mut String, r: &Results) {
                 let (lo, hi) = g.range();
                 times_range(lo / ours, hi / ours)
             }),
-            pubd.map_or("—".into(), |g| secs(g.1)),
+            pubd.map_or("—".into(), |g| seconds(g.1)),
         );
     }
     match &r.env.reference {
@@ -246,8 +246,8 @@ fn primitives(m: &mut String, r: &Results) {
             } else {
                 p.name.clone()
             },
-            t(p.median()),
-            n(p.bytes as u64),
+            duration(p.median()),
+            count(p.bytes as u64),
             p.allocs
         );
     }
@@ -257,10 +257,10 @@ fn primitives(m: &mut String, r: &Results) {
             m,
             "\nSum of the primitives: {}. **Unwrap one hop = {:.2} × the sum of its primitives** \
             ({} against {}; target ≤ 1.15).\n",
-            secs(sum),
+            seconds(sum),
             u.secs() / sum,
-            t(u.median()),
-            secs(sum)
+            duration(u.median()),
+            seconds(sum)
         );
     }
 }
@@ -287,7 +287,7 @@ fn aez(m: &mut String, r: &Results) {
     let _ = writeln!(
         m,
         "| AES-256-CTR | {} | | 1 | {:.2} |",
-        t(ctr.median()),
+        duration(ctr.median()),
         cpb(ctr)
     );
     for &b in &r.aez_backends {
@@ -302,8 +302,8 @@ fn aez(m: &mut String, r: &Results) {
             "| AEZ, {}{} | {} | {} | {:.2} / {:.2} | {:.2} |",
             crate::env::describe_aez(b),
             if b == chosen { " (chosen)" } else { "" },
-            t(e.median()),
-            t(d.median()),
+            duration(e.median()),
+            duration(d.median()),
             e.secs() / ctr.secs(),
             d.secs() / ctr.secs(),
             cpb(e)
@@ -320,7 +320,7 @@ fn aez(m: &mut String, r: &Results) {
         let _ = writeln!(
             m,
             "\nThe Go reference's AEZ on this CPU model: {}.",
-            secs_range(lo, hi)
+            seconds_range(lo, hi)
         );
     }
     let _ = writeln!(m);

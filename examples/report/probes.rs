@@ -72,10 +72,22 @@ fn child_number(args: &[&str]) -> Option<u64> {
     String::from_utf8_lossy(&out.stdout).trim().parse().ok()
 }
 
+/// Peak resident memory of child processes, KiB (`None`: not measured).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PeakRss {
+    /// A process that loads four keys.
+    pub(crate) loaded_keys: Option<u64>,
+    /// One that then does a full request and reply.
+    pub(crate) after_request_reply: Option<u64>,
+}
+
 /// Peak RSS of a process that loads four keys, and of one that then does a
-/// full request and reply (KiB).
-pub(crate) fn peak_rss() -> (Option<u64>, Option<u64>) {
-    (child_number(&["rss-baseline"]), child_number(&["rss"]))
+/// full request and reply.
+pub(crate) fn peak_rss() -> PeakRss {
+    PeakRss {
+        loaded_keys: child_number(&["rss-baseline"]),
+        after_request_reply: child_number(&["rss"]),
+    }
 }
 
 /// Whether a thread with `size` bytes of stack completes one unwrap (or,
@@ -126,9 +138,18 @@ fn text_size(path: &std::path::Path) -> Option<u64> {
         .and_then(|n| n.parse().ok())
 }
 
+/// `.text` sizes in bytes (`None`: not measured).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CodeSize {
+    /// The smallest program that unwraps (examples/unwrap_only.rs).
+    pub(crate) unwrap_only: Option<u64>,
+    /// An empty Rust program built the same way.
+    pub(crate) empty_program: Option<u64>,
+}
+
 /// `.text` of the smallest program that unwraps (examples/unwrap_only.rs),
 /// and of an empty Rust program built the same way, in bytes.
-pub(crate) fn code_size() -> (Option<u64>, Option<u64>) {
+pub(crate) fn code_size() -> CodeSize {
     let built = children::cargo_build(&["--example", "unwrap_only"], Some(&children::target_dir()));
     let exe = children::target_dir().join("release/examples/unwrap_only");
     let unwrap_only = if built { text_size(&exe) } else { None };
@@ -147,7 +168,10 @@ pub(crate) fn code_size() -> (Option<u64>, Option<u64>) {
         .filter(|s| s.success())
         .and_then(|_| text_size(&dir.join("empty")));
     let _ = std::fs::remove_dir_all(&dir);
-    (unwrap_only, empty)
+    CodeSize {
+        unwrap_only,
+        empty_program: empty,
+    }
 }
 
 /// Unwraps per second with `threads` threads sharing one loaded key, each

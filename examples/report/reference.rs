@@ -45,9 +45,8 @@ const fn f(op: &'static str, runs: &'static [f64], bytes: u64, allocs: u64) -> F
     }
 }
 
-/// The operation names of the report that the reference's benchmarks
-/// measure (its decapsulation re-reads the 1,280-byte key every time).
-pub(crate) const DECAPS_FROM_ENCODING: &str = "KEM decapsulation (from 1,280-byte encoding)";
+// The reference's decapsulation re-reads the 1,280-byte key every time.
+pub(crate) use kemsphinx_support::bench::cases::DECAPS_FROM_ENCODING;
 
 /// The Xeon machine kind (AES-NI, AVX2, AVX-512 incl. IFMA, SHA-NI, VAES).
 const XEON: Reference = Reference {

@@ -65,7 +65,7 @@ fn vs_reference(r: &Results, issue: u8, op: &str, factor: f64, frac: &str) -> Ta
     let (measured, status) = match (ours, figure) {
         (None, _) => ("not measured".into(), Status::NotMeasured),
         (Some(t), None) => (
-            format!("{} (reference: —)", crate::write::secs(t)),
+            format!("{} (reference: —)", crate::units::seconds(t)),
             Status::NoReference,
         ),
         (Some(t), Some(f)) => {
@@ -80,8 +80,8 @@ fn vs_reference(r: &Results, issue: u8, op: &str, factor: f64, frac: &str) -> Ta
             (
                 format!(
                     "{} vs {}: {} faster",
-                    crate::write::secs(t),
-                    crate::write::secs_range(lo, hi),
+                    crate::units::seconds(t),
+                    crate::units::seconds_range(lo, hi),
                     times_range(lo / t, hi / t)
                 ),
                 status,

@@ -8,6 +8,7 @@
 //! Everything is deterministic (fixed seeds), so two builds — say the two
 //! KEM backends — time the same inputs.
 
+pub mod cases;
 mod primitives;
 
 use core::fmt;

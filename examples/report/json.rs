@@ -1,8 +1,7 @@
-//! Writing the report: file names, number formats, and the JSON.
+//! The report's files: their names, and the JSON beside the markdown.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::json;
 
@@ -10,47 +9,17 @@ use crate::Results;
 use crate::harness::Timing;
 use crate::reference;
 
-/// A duration with a sensible unit.
-pub(crate) fn t(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s >= 1e-3 {
-        format!("{:.3} ms", s * 1e3)
-    } else if s >= 1e-6 {
-        format!("{:.2} µs", s * 1e6)
-    } else {
-        format!("{:.0} ns", s * 1e9)
-    }
-}
-
-pub(crate) fn secs(s: f64) -> String {
-    t(Duration::from_secs_f64(s))
-}
-
-/// One time, or "lo–hi" for two different ones.
-pub(crate) fn secs_range(lo: f64, hi: f64) -> String {
-    if lo == hi {
-        secs(lo)
-    } else {
-        format!("{}–{}", secs(lo), secs(hi))
-    }
-}
-
-/// Thousands separators.
-pub(crate) fn n(v: u64) -> String {
-    let s = v.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+/// The two files of one report.
+pub(crate) struct Written {
+    /// The report itself.
+    pub(crate) markdown: PathBuf,
+    /// Its figures, for the index and the charts.
+    pub(crate) json: PathBuf,
 }
 
 /// Write both files into `dir`, named by date, time (UTC) and host so two
 /// reports never overwrite each other; returns their paths.
-pub(crate) fn files(r: &Results, dir: &Path) -> (PathBuf, PathBuf) {
+pub(crate) fn files(r: &Results, dir: &Path) -> Written {
     let stamp = crate::env::run("date", &["-u", "+%Y-%m-%d %H%M"]);
     let (date, time) = stamp.split_once(' ').unwrap_or((&stamp, "0000"));
     std::fs::create_dir_all(dir).expect("create results folder");
@@ -69,7 +38,10 @@ pub(crate) fn files(r: &Results, dir: &Path) -> (PathBuf, PathBuf) {
         serde_json::to_string_pretty(&to_json(r, &when)).unwrap(),
     )
     .expect("write json");
-    (md, js)
+    Written {
+        markdown: md,
+        json: js,
+    }
 }
 
 fn timing(o: &Timing) -> serde_json::Value {
@@ -149,9 +121,9 @@ fn to_json(r: &Results, when: &str) -> serde_json::Value {
             "percentiles_ns": r.tail.iter().map(|(p, d)| (format!("p{p}"), d.as_nanos() as u64)).collect::<BTreeMap<_, _>>(),
         },
         "unwrap_throughput": r.threads.iter().map(|(t, ops)| json!({"threads": t, "ops_per_sec": ops})).collect::<Vec<_>>(),
-        "peak_rss_kib": {"loaded_keys": r.rss.0, "after_request_reply": r.rss.1},
+        "peak_rss_kib": {"loaded_keys": r.rss.loaded_keys, "after_request_reply": r.rss.after_request_reply},
         "unwrap_stack_bytes": r.stack.map(|(u, e)| u.saturating_sub(e)),
-        "text_bytes": {"unwrap_only": r.code.0, "empty_program": r.code.1},
+        "text_bytes": {"unwrap_only": r.code.unwrap_only, "empty_program": r.code.empty_program},
         "go_reference_this_cpu_model": reference,
         "go_reference_published_i5_6300u": reference::PUBLISHED.iter().map(|g| json!({"name": g.0, "seconds": g.1})).collect::<Vec<_>>(),
     })

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use crate::Results;
 use crate::children::RUSTCRYPTO_FEATURES;
-use crate::write::{n, secs, t};
+use crate::units::{count, duration, seconds};
 
 pub(crate) fn backends(m: &mut String, r: &Results) {
     let _ = writeln!(m, "## The KEM backends side by side\n");
@@ -43,8 +43,8 @@ pub(crate) fn backends(m: &mut String, r: &Results) {
         let _ = writeln!(
             m,
             "| {name} | {} | {} | {:.2}× |",
-            secs(*x),
-            secs(*y),
+            seconds(*x),
+            seconds(*y),
             y / x
         );
     }
@@ -92,7 +92,7 @@ pub(crate) fn peers(m: &mut String, r: &Results) {
         let cell = |op: &str| {
             let v = get(imp, *payload, op);
             (
-                v.map_or("—".into(), secs),
+                v.map_or("—".into(), seconds),
                 match (v, base(op)) {
                     (Some(v), Some(b)) => format!("{:.2}×", v / b),
                     _ => "—".into(),
@@ -101,7 +101,11 @@ pub(crate) fn peers(m: &mut String, r: &Results) {
         };
         let (c, cr) = cell("create, 4 hops");
         let (u, ur) = cell("unwrap one hop");
-        let _ = writeln!(m, "| {imp} | {} B | {c} | {cr} | {u} | {ur} |", n(*payload));
+        let _ = writeln!(
+            m,
+            "| {imp} | {} B | {c} | {cr} | {u} | {ur} |",
+            count(*payload)
+        );
     }
     let _ = writeln!(
         m,
@@ -113,13 +117,13 @@ pub(crate) fn rest(m: &mut String, r: &Results) {
     let _ = writeln!(
         m,
         "## Tail latency of unwrap ({} unwraps in a row, one hop)\n",
-        n(r.tail_n as u64)
+        count(r.tail_n as u64)
     );
     let _ = writeln!(
         m,
         "| p50 | p95 | p99 | p99.9 | max |\n| ---: | ---: | ---: | ---: | ---: |"
     );
-    let row: Vec<String> = r.tail.iter().map(|(_, d)| t(*d)).collect();
+    let row: Vec<String> = r.tail.iter().map(|(_, d)| duration(*d)).collect();
     let _ = writeln!(m, "| {} |", row.join(" | "));
     let _ = writeln!(
         m,
@@ -137,30 +141,35 @@ pub(crate) fn rest(m: &mut String, r: &Results) {
     );
     let one = r.threads.first().map_or(1.0, |t| t.1);
     for (threads, ops) in &r.threads {
-        let _ = writeln!(m, "| {threads} | {} | {:.2} × |", n(*ops as u64), ops / one);
+        let _ = writeln!(
+            m,
+            "| {threads} | {} | {:.2} × |",
+            count(*ops as u64),
+            ops / one
+        );
     }
 
     let _ = writeln!(m, "\n## Memory and code\n\n| | |\n| --- | --- |");
-    let kib = |v: Option<u64>| v.map_or("not measured".into(), |v| format!("{} KiB", n(v)));
-    let bytes = |v: Option<u64>| v.map_or("not measured".into(), |v| format!("{} B", n(v)));
+    let kib = |v: Option<u64>| v.map_or("not measured".into(), |v| format!("{} KiB", count(v)));
+    let bytes = |v: Option<u64>| v.map_or("not measured".into(), |v| format!("{} B", count(v)));
     let _ = writeln!(
         m,
         "| peak RSS, process that loads four keys | {} |",
-        kib(r.rss.0)
+        kib(r.rss.loaded_keys)
     );
     let _ = writeln!(
         m,
         "| peak RSS, same process after a full request/reply | {} |",
-        kib(r.rss.1)
+        kib(r.rss.after_request_reply)
     );
     let _ = writeln!(
         m,
         "| stack of one unwrap (smallest thread stack that completes it, less an empty thread's) | {} |",
         r.stack.map_or("not measured".into(), |(u, e)| format!(
             "{} B ({} − {})",
-            n(u.saturating_sub(e) as u64),
-            n(u as u64),
-            n(e as u64)
+            count(u.saturating_sub(e) as u64),
+            count(u as u64),
+            count(e as u64)
         ))
     );
     let no_alloc = r
@@ -180,12 +189,12 @@ pub(crate) fn rest(m: &mut String, r: &Results) {
     let _ = writeln!(
         m,
         "| `.text` of a program that only unwraps (`examples/unwrap_only.rs`) | {} |",
-        bytes(r.code.0)
+        bytes(r.code.unwrap_only)
     );
     let _ = writeln!(
         m,
         "| `.text` of an empty Rust program, same compiler | {} |",
-        bytes(r.code.1)
+        bytes(r.code.empty_program)
     );
 
     let _ = writeln!(
@@ -204,15 +213,15 @@ pub(crate) fn rest(m: &mut String, r: &Results) {
     let _ = writeln!(
         m,
         "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-        n(PUBLIC_KEY_LEN as u64),
-        n(PRIVATE_KEY_LEN as u64),
-        n(KEM_CIPHERTEXT_LEN as u64),
-        n(PACKET_LEN as u64),
-        n(HEADER_LEN as u64),
-        n(SURB_LEN as u64),
+        count(PUBLIC_KEY_LEN as u64),
+        count(PRIVATE_KEY_LEN as u64),
+        count(KEM_CIPHERTEXT_LEN as u64),
+        count(PACKET_LEN as u64),
+        count(HEADER_LEN as u64),
+        count(SURB_LEN as u64),
         SURB_KEYS_LEN,
-        n(PAYLOAD_LEN as u64),
-        n(ENCRYPTED_REPLY_LEN as u64),
+        count(PAYLOAD_LEN as u64),
+        count(ENCRYPTED_REPLY_LEN as u64),
         REPLAY_TAG_LEN
     );
 }

@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kemsphinx::{PublicKey, ReplayTag};
-use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{Database, Durability, ReadOnlyTable, ReadableDatabase, ReadableTable, TableDefinition};
 
 /// The tags: key = the 32-byte tag as a byte string, no value. (A byte
 /// string, not redb's `[u8; 32]`: that type compares and decodes keys one
@@ -297,11 +297,11 @@ impl Store {
         tx.commit().map_err(|e| Self::err(path, e))
     }
 
-    /// Whether `tag` is in the store (exact).
-    ///
-    /// # Errors
-    /// Any database or I/O error.
-    pub(crate) fn contains(&self, tag: &ReplayTag) -> Result<bool, StoreError> {
+    /// Run `f` on the tag table in a read transaction.
+    fn read_tags<T>(
+        &self,
+        f: impl FnOnce(&ReadOnlyTable<&'static [u8], ()>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let path = &self.path;
         let guard = self.db()?;
         let db = guard
@@ -309,10 +309,20 @@ impl Store {
             .ok_or_else(|| Self::err(path, "not open (a reopen after an error failed)"))?;
         let tx = db.begin_read().map_err(|e| Self::err(path, e))?;
         let table = tx.open_table(TAGS).map_err(|e| Self::err(path, e))?;
-        Ok(table
-            .get(&tag.0[..])
-            .map_err(|e| Self::err(path, e))?
-            .is_some())
+        f(&table)
+    }
+
+    /// Whether `tag` is in the store (exact).
+    ///
+    /// # Errors
+    /// Any database or I/O error.
+    pub(crate) fn contains(&self, tag: &ReplayTag) -> Result<bool, StoreError> {
+        self.read_tags(|table| {
+            let found = table
+                .get(&tag.0[..])
+                .map_err(|e| Self::err(&self.path, e))?;
+            Ok(found.is_some())
+        })
     }
 
     /// Call `f` on every tag (to rebuild the Bloom filter on start);
@@ -322,20 +332,16 @@ impl Store {
     /// Any database or I/O error.
     pub(crate) fn for_each(&self, mut f: impl FnMut(&ReplayTag)) -> Result<u64, StoreError> {
         let path = &self.path;
-        let guard = self.db()?;
-        let db = guard
-            .as_ref()
-            .ok_or_else(|| Self::err(path, "not open (a reopen after an error failed)"))?;
-        let tx = db.begin_read().map_err(|e| Self::err(path, e))?;
-        let table = tx.open_table(TAGS).map_err(|e| Self::err(path, e))?;
-        let mut n = 0;
-        for entry in table.iter().map_err(|e| Self::err(path, e))? {
-            let (k, _) = entry.map_err(|e| Self::err(path, e))?;
-            let tag = <[u8; 32]>::try_from(k.value())
-                .map_err(|_| Self::err(path, "a stored tag is not 32 bytes long"))?;
-            f(&ReplayTag(tag));
-            n += 1;
-        }
-        Ok(n)
+        self.read_tags(|table| {
+            let mut n = 0;
+            for entry in table.iter().map_err(|e| Self::err(path, e))? {
+                let (k, _) = entry.map_err(|e| Self::err(path, e))?;
+                let tag = <[u8; 32]>::try_from(k.value())
+                    .map_err(|_| Self::err(path, "a stored tag is not 32 bytes long"))?;
+                f(&ReplayTag(tag));
+                n += 1;
+            }
+            Ok(n)
+        })
     }
 }

@@ -17,8 +17,9 @@
 //! MAC, so this is what bounds what they can do to the filter: force
 //! early key changes, not make honest packets look like replays. A new
 //! epoch due while the previous one is still in its grace retires that one
-//! first (early): only two epochs are ever live, so forced changes cannot
-//! pile up keys, filters or files.
+//! first (early): only two epochs are ever live (three with the next one
+//! published ahead), so forced changes cannot pile up keys, filters or
+//! files.
 //!
 //! In disk mode each epoch also has a replay store ([`crate::store`]) and
 //! a key file ([`crate::dir`]): a tag the Bloom filter may have seen is

@@ -90,7 +90,7 @@ struct Turning {
     retry_at: Option<Instant>,
     /// Disk mode: retired epochs whose files could not be deleted yet. No
     /// new epoch starts until they are gone, so there are never more than
-    /// two epochs' keys on disk.
+    /// two epochs' keys on disk (three with `publish_ahead`).
     undeleted: Vec<u64>,
 }
 
@@ -397,7 +397,8 @@ impl Keyring {
     /// retires that one first, early. No new epoch starts while the store
     /// cannot be written (it would fail the same way), nor while a retired
     /// epoch's files could not be deleted (they are retried first), so no
-    /// more than two epochs' keys are ever on disk. Files are written and
+    /// more than two epochs' keys (three with
+    /// [`EpochPolicy::publish_ahead`]) are ever on disk. Files are written and
     /// deleted outside the lock that [`receive`](Self::receive) takes:
     /// receiving threads wait only for the swap itself.
     pub fn turn(&self, now: Instant) -> Option<Turn> {

@@ -16,8 +16,8 @@ use crate::commands::Terminal;
 use crate::error::{CommandError, Error};
 use crate::geometry::layout::internal::kdf;
 use crate::geometry::{
-    COMMANDS_LEN, HOPS, MAC_LEN, PACKET_LEN, PAYLOAD_LEN, SHARED_SECRET_LEN, SPRP_IV_LEN,
-    SPRP_KEY_BLOCK_LEN, STREAM_KEY_LEN,
+    COMMANDS_LEN, HOPS, MAC_LEN, MLKEM_CT_LEN, PACKET_LEN, PAYLOAD_LEN, SHARED_SECRET_LEN,
+    SPRP_IV_LEN, SPRP_KEY_BLOCK_LEN, STREAM_KEY_LEN, X25519_LEN,
 };
 use crate::header::{Areas, HopSecret, Path, PathSecrets};
 use crate::kem::{PrivateKey, PublicKey};
@@ -86,6 +86,41 @@ pub fn keystream(key: &[u8; STREAM_KEY_LEN], iv: &[u8; SPRP_IV_LEN], out: &mut [
     use ctr::cipher::{KeyIvInit, StreamCipher};
     out.fill(0);
     hop::HeaderStream::new(key.into(), iv.into()).apply_keystream(out);
+}
+
+/// The XOF length [`blake2xb`] takes for "unknown in advance" (BLAKE2X's
+/// all-ones; Go's `blake2b.NewXOF` writes its size 0 as this).
+pub const BLAKE2XB_LENGTH_UNKNOWN: u32 = crate::kem::blake2::XOF_LENGTH_UNKNOWN;
+
+/// BLAKE2Xb(`key`, `msg`) declared with `xof_len` output bytes, written
+/// over `out`: the XOF the X25519 adapter and key derivation use (SPEC.md
+/// §2.1), every output node, where the KEM itself reads only the first.
+/// `false`, with `out` unchanged, if `key` is longer than 64 bytes or `out`
+/// longer than `xof_len` allows.
+#[must_use]
+pub fn blake2xb(key: &[u8], msg: &[u8], xof_len: u32, out: &mut [u8]) -> bool {
+    crate::kem::blake2::blake2xb(key, msg, xof_len, out)
+}
+
+/// Keyed BLAKE2b-256 (`key` empty for unkeyed): the split-PRF combiner's
+/// hash (SPEC.md §2.3). `None` if `key` is longer than 64 bytes.
+#[must_use]
+pub fn blake2b_256(key: &[u8], msg: &[u8]) -> Option<[u8; 32]> {
+    (key.len() <= 64).then(|| *crate::kem::blake2::keyed_blake2b_256(key, &[msg]))
+}
+
+/// HPQC's "splitprf-v1" combiner alone (SPEC.md §2.3): the hybrid shared
+/// secret of both components' shared secrets and ciphertexts, whatever
+/// produced them (so HPQC's vectors built on another X25519 adapter check
+/// it too).
+#[must_use]
+pub fn split_prf(
+    ss_x25519: &[u8; SHARED_SECRET_LEN],
+    ct_x25519: &[u8; X25519_LEN],
+    ss_mlkem: &[u8; SHARED_SECRET_LEN],
+    ct_mlkem: &[u8; MLKEM_CT_LEN],
+) -> Zeroizing<[u8; SHARED_SECRET_LEN]> {
+    crate::kem::combiner::combine(ss_x25519, ct_x25519, ss_mlkem, ct_mlkem).0
 }
 
 /// HMAC-SHA256 of `msg` under a header MAC key.

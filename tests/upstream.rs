@@ -1,12 +1,17 @@
 //! Upstream Katzenpost's own vectors (`vectors/upstream/`, README there):
-//! the primitive vectors of `core/sphinx/testvectors/primitives/`, and one
-//! whole KEMSphinx packet of `MLKEM768-X25519` with the BLAKE2b XOF from
-//! `core/sphinx/testdata/`, in upstream's own geometry (one hop of five,
-//! 103-byte payload, 7,299-byte packet). The public API is fixed at this
-//! crate's geometry, so the packet is unwrapped here step by step through
-//! `hazmat` (decapsulation, key derivation, MAC, stream, command parsing,
-//! AEZ), each step the one `unwrap` takes; SPEC.md §10 says what each file
-//! tests and what cannot run.
+//! the primitive vectors of `core/sphinx/testvectors/primitives/`, and both
+//! whole-packet files of `MLKEM768-X25519` with the BLAKE2b XOF from
+//! `core/sphinx/testdata/` (one built by upstream's Go code, one by its
+//! independent Lean port; ten cases each, one to five hops, with and
+//! without a SURB), in upstream's own geometry (five-hop header, 103-byte
+//! payload, 7,299-byte packet). The public API is fixed at this crate's
+//! geometry, so each packet is unwrapped here hop by hop through `hazmat`
+//! (decapsulation on every KEM backend, key derivation, MAC, the routing
+//! stream and its shift, command parsing, AEZ), each step the one `unwrap`
+//! takes, and every forwarded packet is compared with the file's; a SURB
+//! case also builds the reply from the SURB, checks the SURB keys against
+//! each hop's derived keys and decrypts the reply. SPEC.md §10 says what
+//! each file tests and what cannot run.
 
 // Tests unwrap, index and panic freely; the library denies all of this.
 #![allow(
@@ -17,11 +22,11 @@
 )]
 
 use kemsphinx::geometry::{
-    KEM_CIPHERTEXT_LEN, MAC_LEN, PAYLOAD_TAG_LEN, PER_HOP_ROUTING_LEN, SPRP_IV_LEN, SPRP_KEY_LEN,
-    STREAM_KEY_LEN, VERSION_LEN,
+    COMMANDS_LEN, KEM_CIPHERTEXT_LEN, MAC_LEN, NODE_ID_LEN, PAYLOAD_TAG_LEN, PER_HOP_ROUTING_LEN,
+    PRIVATE_KEY_LEN, SPRP_IV_LEN, SPRP_KEY_BLOCK_LEN, SPRP_KEY_LEN, STREAM_KEY_LEN, VERSION_LEN,
 };
 use kemsphinx::hazmat::{self, kdf_layout};
-use kemsphinx::{Command, PrivateKey, PublicKey, RecipientId};
+use kemsphinx::{Command, NodeId, PrivateKey, PublicKey};
 use serde_json::Value;
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/vectors/upstream");
@@ -144,82 +149,307 @@ mod upstream_geometry {
     use super::*;
     pub(super) const HOPS: usize = 5;
     pub(super) const ROUTING_INFO_LEN: usize = HOPS * PER_HOP_ROUTING_LEN;
-    pub(super) const MAC_AT: usize = VERSION_LEN + KEM_CIPHERTEXT_LEN + ROUTING_INFO_LEN;
+    pub(super) const ROUTING_AT: usize = VERSION_LEN + KEM_CIPHERTEXT_LEN;
+    pub(super) const MAC_AT: usize = ROUTING_AT + ROUTING_INFO_LEN;
     pub(super) const HEADER_LEN: usize = MAC_AT + MAC_LEN;
     pub(super) const PAYLOAD_LEN: usize = 103;
     pub(super) const PACKET_LEN: usize = HEADER_LEN + PAYLOAD_TAG_LEN + PAYLOAD_LEN;
+    /// A SURB: header ‖ first hop ‖ the reply's own key block.
+    pub(super) const SURB_LEN: usize = HEADER_LEN + NODE_ID_LEN + SPRP_KEY_BLOCK_LEN;
+}
+use upstream_geometry::*;
+
+/// The whole-packet files, each ten cases: one to five hops, without a
+/// SURB (cases 0–4) and as the reply to one (cases 5–9).
+const PACKET_FILES: [&str; 2] = [
+    // Built by upstream's Go code.
+    "kemsphinx_mlkem768x25519_blake2bxof_vectors.json",
+    // Built by upstream's independent Lean port.
+    "lean_kem_hybrid_blake2bxof_vectors.json",
+];
+
+/// One hop's keys, as the KDF splits them.
+struct HopKeys {
+    mac: [u8; MAC_LEN],
+    stream: [u8; STREAM_KEY_LEN],
+    iv: [u8; SPRP_IV_LEN],
+    sprp: [u8; SPRP_KEY_LEN],
 }
 
-#[test]
-fn kemsphinx_mlkem768_x25519_blake2b_packet_unwraps_step_by_step() {
-    use upstream_geometry::*;
-    let doc = load("kemsphinx_mlkem768x25519_blake2bxof_case0.json");
-    let case = &doc["case"];
-    let (node, hop) = (&case["Nodes"][0], &case["Path"][0]);
-    assert_eq!(case["Nodes"].as_array().unwrap().len(), 1, "a one-hop path");
+impl HopKeys {
+    fn derive(shared_secret: &[u8; 32]) -> Self {
+        let okm = hazmat::kdf(shared_secret);
+        Self {
+            mac: okm[kdf_layout::MAC_KEY].try_into().unwrap(),
+            stream: okm[kdf_layout::STREAM_KEY].try_into().unwrap(),
+            iv: okm[kdf_layout::STREAM_IV].try_into().unwrap(),
+            sprp: okm[kdf_layout::SPRP_KEY].try_into().unwrap(),
+        }
+    }
 
-    // The key encodings: the private key loads and gives the path's
-    // public key, which loads too.
-    let key = PrivateKey::from_bytes(&array(&node["PrivateKey"])).unwrap();
-    let public = PublicKey::from_bytes(&array(&hop["PublicKey"])).unwrap();
-    assert_eq!(key.public_key(), &public);
-    key.check_public_key(&public).unwrap();
+    /// This hop's payload layer: AEZ under the SPRP key, the IV as nonce.
+    fn layer(&self) -> aez5::Aez {
+        aez5::Aez::new(&self.sprp)
+    }
+}
 
-    let packet = hex(&case["Packets"][0]);
+/// The commands of an upstream hop, parsed through the library; each
+/// encodes back to upstream's bytes.
+fn parse_all(mut bytes: &[u8]) -> Vec<Command> {
+    let mut out = Vec::new();
+    while let Some((command, rest)) = hazmat::parse_command(bytes).unwrap() {
+        let used = bytes.len() - rest.len();
+        assert_eq!(hazmat::encode_command(&command).as_bytes(), &bytes[..used]);
+        out.push(command);
+        bytes = rest;
+    }
+    out
+}
+
+/// Decapsulate on every KEM backend this build has; they must agree, and
+/// the result is the shared secret.
+fn decapsulate_everywhere(private: &[u8; PRIVATE_KEY_LEN], ct: &hazmat::KemCiphertext) -> [u8; 32] {
+    let key = PrivateKey::from_bytes(private).unwrap();
+    let ss = *hazmat::decapsulate(&key, ct).unwrap().as_bytes();
+    for &backend in hazmat::kem_backends::Backend::ALL {
+        let other = hazmat::kem_backends::decapsulate(backend, private, ct).unwrap();
+        assert_eq!(*other.as_bytes(), ss, "{}", backend.name());
+    }
+    ss
+}
+
+/// What one hop did with its packet: its keys, the commands its routing
+/// block held, the packet it forwards (if any) and the payload it holds.
+struct Hop {
+    keys: HopKeys,
+    commands: Vec<Command>,
+    next: Option<Vec<u8>>,
+    body: Vec<u8>,
+}
+
+/// Unwrap one hop's packet step by step, as `unwrap` does at this crate's
+/// geometry: decapsulation, KDF, header MAC, the routing stream with the
+/// shift (a block of keystream appended at the end), the commands, the
+/// payload layer, and the outgoing packet put together.
+fn unwrap_hop(private: &[u8; PRIVATE_KEY_LEN], packet: &[u8]) -> Hop {
     assert_eq!(packet.len(), PACKET_LEN);
     assert_eq!(packet[..VERSION_LEN], [0, 0], "version 0");
+    let ct: hazmat::KemCiphertext = packet[VERSION_LEN..ROUTING_AT].try_into().unwrap();
+    let keys = HopKeys::derive(&decapsulate_everywhere(private, &ct));
 
-    // Decapsulation, then the per-hop keys.
-    let ct: hazmat::KemCiphertext = packet[VERSION_LEN..VERSION_LEN + KEM_CIPHERTEXT_LEN]
-        .try_into()
-        .unwrap();
-    let shared = hazmat::decapsulate(&key, &ct).unwrap();
-    let keys = hazmat::kdf(shared.as_bytes());
-
-    // The header MAC, over version, KEM ciphertext and routing information.
-    let mac_key: [u8; MAC_LEN] = keys[kdf_layout::MAC_KEY].try_into().unwrap();
     assert_eq!(
-        hazmat::mac(&mac_key, &packet[..MAC_AT]),
+        hazmat::mac(&keys.mac, &packet[..MAC_AT]),
         packet[MAC_AT..HEADER_LEN],
         "header MAC"
     );
 
-    // This hop's block of the routing information: its commands.
-    let stream_key: [u8; STREAM_KEY_LEN] = keys[kdf_layout::STREAM_KEY].try_into().unwrap();
-    let iv: [u8; SPRP_IV_LEN] = keys[kdf_layout::STREAM_IV].try_into().unwrap();
-    let mut block = [0u8; PER_HOP_ROUTING_LEN];
-    hazmat::keystream(&stream_key, &iv, &mut block);
-    let routing = &packet[VERSION_LEN + KEM_CIPHERTEXT_LEN..MAC_AT];
-    for (b, r) in block.iter_mut().zip(routing) {
-        *b ^= r;
+    // Routing information plus one block of zeros, under the keystream:
+    // the first block is this hop's, the rest the next hop's routing.
+    let mut routing = vec![0u8; ROUTING_INFO_LEN + PER_HOP_ROUTING_LEN];
+    hazmat::keystream(&keys.stream, &keys.iv, &mut routing);
+    for (r, p) in routing.iter_mut().zip(&packet[ROUTING_AT..MAC_AT]) {
+        *r ^= p;
     }
-    let commands = hazmat::parse_commands(
-        block[..kemsphinx::geometry::COMMANDS_LEN]
-            .try_into()
-            .unwrap(),
-    )
-    .unwrap();
-    let want = hex(&hop["Commands"][0]);
-    assert_eq!(want[0], 0x02, "upstream's recipient command");
-    let recipient = RecipientId(want[1..].try_into().unwrap());
-    assert_eq!(
-        commands.iter().copied().collect::<Vec<_>>(),
-        [Command::Recipient(recipient)]
-    );
-    assert_eq!(
-        hazmat::encode_command(&Command::Recipient(recipient)).as_bytes(),
-        want,
-        "the command's encoding"
-    );
+    let (block, next_routing) = routing.split_at(PER_HOP_ROUTING_LEN);
+    let commands: Vec<Command> = hazmat::parse_commands(block[..COMMANDS_LEN].try_into().unwrap())
+        .unwrap()
+        .iter()
+        .copied()
+        .collect();
 
-    // The payload: AEZ under the payload key with the stream IV as nonce,
-    // a zero tag, then the message.
-    let aez = aez5::Aez::new(keys[kdf_layout::SPRP_KEY].try_into().unwrap());
     let mut body = packet[HEADER_LEN..].to_vec();
-    aez.decipher(&iv, &mut body);
-    assert_eq!(body[..PAYLOAD_TAG_LEN], [0; PAYLOAD_TAG_LEN], "payload tag");
-    assert_eq!(body[PAYLOAD_TAG_LEN..], hex(&case["Payload"]), "payload");
+    keys.layer().decipher(&keys.iv, &mut body);
 
-    // The delivering hop forwards nothing.
-    assert_eq!(case["Packets"][1], "");
+    let next = commands.iter().find_map(|c| match c {
+        Command::NextNodeHop { mac, .. } => {
+            let mut out = vec![0u8; VERSION_LEN];
+            out.extend_from_slice(&block[COMMANDS_LEN..]);
+            out.extend_from_slice(next_routing);
+            out.extend_from_slice(mac);
+            out.extend_from_slice(&body);
+            Some(out)
+        }
+        _ => None,
+    });
+    Hop {
+        keys,
+        commands,
+        next,
+        body,
+    }
+}
+
+/// What one file's cases exercised, for the count assertions.
+#[derive(Default, Debug, PartialEq)]
+struct Counts {
+    cases: usize,
+    hops: usize,
+    surb_cases: usize,
+}
+
+/// Run every case of one whole-packet file through every hop.
+fn run_packet_file(name: &str) -> Counts {
+    let doc = load(name);
+    let mut counts = Counts::default();
+    for (n, case) in doc.as_array().unwrap().iter().enumerate() {
+        let hops = run_packet_case(case);
+        counts.cases += 1;
+        counts.hops += hops;
+        counts.surb_cases += usize::from(!case["Surb"].as_str().unwrap().is_empty());
+        eprintln!("{name} case {n}: {hops} hops ok");
+    }
+    counts
+}
+
+/// One case: the keys, then each hop's unwrap against the next packet the
+/// file gives, then the terminal hop's delivery (or, for a SURB reply, the
+/// client's decryption with the SURB keys).
+fn run_packet_case(case: &Value) -> usize {
+    let (nodes, path) = (
+        case["Nodes"].as_array().unwrap(),
+        case["Path"].as_array().unwrap(),
+    );
+    let packets = case["Packets"].as_array().unwrap();
+    let hops = path.len();
+    assert!((1..=HOPS).contains(&hops));
+    assert_eq!(nodes.len(), hops);
+    // The Go file ends the list with the terminal hop's (empty) output.
+    assert!(packets.len() == hops || (packets.len() == hops + 1 && packets[hops] == ""));
+
+    let private: Vec<[u8; PRIVATE_KEY_LEN]> =
+        nodes.iter().map(|n| array(&n["PrivateKey"])).collect();
+    for ((node, hop), private) in nodes.iter().zip(path).zip(&private) {
+        assert_eq!(node["ID"], hop["ID"]);
+        // The key encodings: the private key loads and gives the path's
+        // public key, which loads too.
+        let key = PrivateKey::from_bytes(private).unwrap();
+        let public = PublicKey::from_bytes(&array(&hop["PublicKey"])).unwrap();
+        key.check_public_key(&public).unwrap();
+    }
+
+    let surb = hex(&case["Surb"]);
+    let payload = hex(&case["Payload"]);
+    assert_eq!(payload.len(), PAYLOAD_LEN);
+    let mut packet = hex(&packets[0]);
+    if !surb.is_empty() {
+        check_reply_from_surb(&surb, &payload, &packet, &path[0]);
+    }
+
+    let mut layers = Vec::new();
+    for (i, (hop, private)) in path.iter().zip(&private).enumerate() {
+        let out = unwrap_hop(private, &packet);
+        let mut want = parse_all(&hex(&hop["Commands"][0]));
+        for extra in hop["Commands"].as_array().unwrap().iter().skip(1) {
+            want.extend(parse_all(&hex(extra)));
+        }
+        let terminal = i + 1 == hops;
+        if terminal {
+            assert_eq!(out.commands, want, "hop {i}'s commands");
+            assert!(out.next.is_none(), "the terminal hop forwards nothing");
+        } else {
+            // The caller's commands, then the next hop the creator appends.
+            let (last, given) = out.commands.split_last().unwrap();
+            let next_id = NodeId(array(&path[i + 1]["ID"]));
+            assert!(matches!(last, Command::NextNodeHop { id, .. } if *id == next_id));
+            assert_eq!(given, &want[..], "hop {i}'s commands");
+            let next = out.next.clone().unwrap();
+            assert_eq!(next, hex(&packets[i + 1]), "the packet hop {i} forwards");
+        }
+        layers.push(out.keys);
+        if terminal {
+            finish(case, &surb, &payload, &layers, &out.body);
+        } else {
+            packet = out.next.unwrap();
+        }
+    }
+    hops
+}
+
+/// The terminal hop's payload: the message behind a zero tag, or for a
+/// SURB reply the still-enciphered reply, which the SURB keys open.
+fn finish(case: &Value, surb: &[u8], payload: &[u8], layers: &[HopKeys], body: &[u8]) {
+    if surb.is_empty() {
+        assert_eq!(body[..PAYLOAD_TAG_LEN], [0; PAYLOAD_TAG_LEN], "payload tag");
+        assert_eq!(body[PAYLOAD_TAG_LEN..], *payload, "payload");
+        assert_eq!(case["SurbKeys"], "");
+        return;
+    }
+    // The SURB keys: one key block (SPRP key ‖ IV) per hop, each the one
+    // that hop's KDF gives, the last hop's first (the order the client
+    // undoes them in), then the reply's own block (the one the SURB
+    // carries). The crate's 320-byte `SurbKeys` is laid out the same way.
+    let keys = hex(&case["SurbKeys"]);
+    assert_eq!(keys.len(), (layers.len() + 1) * SPRP_KEY_BLOCK_LEN);
+    let (hop_blocks, own) = keys.split_at(layers.len() * SPRP_KEY_BLOCK_LEN);
+    for (block, layer) in hop_blocks
+        .chunks(SPRP_KEY_BLOCK_LEN)
+        .zip(layers.iter().rev())
+    {
+        assert_eq!(block[..SPRP_KEY_LEN], layer.sprp, "a hop's SURB key");
+        assert_eq!(block[SPRP_KEY_LEN..], layer.iv, "a hop's SURB IV");
+    }
+    assert_eq!(
+        own,
+        &surb[HEADER_LEN + NODE_ID_LEN..],
+        "the reply's own key block"
+    );
+
+    // The client's decryption: every hop's layer put back on, the last
+    // hop's first (each hop took one off), then the reply's own layer off,
+    // to a zero tag.
+    let mut reply = body.to_vec();
+    for layer in layers.iter().rev() {
+        layer.layer().encipher(&layer.iv, &mut reply);
+    }
+    let own_key: [u8; SPRP_KEY_LEN] = own[..SPRP_KEY_LEN].try_into().unwrap();
+    let own_iv: [u8; SPRP_IV_LEN] = own[SPRP_KEY_LEN..].try_into().unwrap();
+    aez5::Aez::new(&own_key).decipher(&own_iv, &mut reply);
+    assert_eq!(reply[..PAYLOAD_TAG_LEN], [0; PAYLOAD_TAG_LEN], "reply tag");
+    assert_eq!(reply[PAYLOAD_TAG_LEN..], *payload, "decrypted reply");
+}
+
+/// A reply from a SURB: the SURB's header, then `0^32 ‖ payload` under the
+/// SURB's key block; it goes to the SURB's first hop.
+fn check_reply_from_surb(surb: &[u8], payload: &[u8], packet: &[u8], first: &Value) {
+    assert_eq!(surb.len(), SURB_LEN);
+    assert_eq!(
+        surb[HEADER_LEN..HEADER_LEN + NODE_ID_LEN],
+        hex(&first["ID"]),
+        "first hop"
+    );
+    let own = &surb[HEADER_LEN + NODE_ID_LEN..];
+    let mut body = vec![0u8; PAYLOAD_TAG_LEN];
+    body.extend_from_slice(payload);
+    let key: [u8; SPRP_KEY_LEN] = own[..SPRP_KEY_LEN].try_into().unwrap();
+    let iv: [u8; SPRP_IV_LEN] = own[SPRP_KEY_LEN..].try_into().unwrap();
+    aez5::Aez::new(&key).encipher(&iv, &mut body);
+    let mut built = surb[..HEADER_LEN].to_vec();
+    built.extend_from_slice(&body);
+    assert_eq!(built, packet, "the reply built from the SURB");
+}
+
+#[test]
+fn kemsphinx_packets_built_by_upstreams_go_code() {
+    let counts = run_packet_file(PACKET_FILES[0]);
+    assert_eq!(
+        counts,
+        Counts {
+            cases: 10,
+            hops: 30,
+            surb_cases: 5
+        }
+    );
+}
+
+#[test]
+fn kemsphinx_packets_built_by_upstreams_lean_port() {
+    let counts = run_packet_file(PACKET_FILES[1]);
+    assert_eq!(
+        counts,
+        Counts {
+            cases: 10,
+            hops: 30,
+            surb_cases: 5
+        }
+    );
 }

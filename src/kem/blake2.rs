@@ -20,6 +20,9 @@ pub(crate) const XOF_LENGTH_UNKNOWN: u32 = u32::MAX;
 
 /// Digest length of a BLAKE2b root and of a full output node.
 const FULL: usize = 64;
+/// [`FULL`] as the output-length arithmetic's type.
+#[cfg(feature = "hazmat")]
+const NODE: u64 = 64;
 /// BLAKE2X's leaf length for output nodes: one full digest.
 const LEAF_LEN: u32 = 64;
 
@@ -32,27 +35,69 @@ pub(crate) fn blake2xb_prefix<const N: usize>(
     xof_len: u32,
     node_len: usize,
 ) -> Zeroizing<[u8; N]> {
-    // Parameter bytes 8..12 are the node offset, 12..16 the XOF length:
-    // blake2b_simd takes both as one little-endian u64.
-    let xof_word = u64::from(xof_len) << 32;
+    let root = xof_root(key, msg, xof_len);
+    digest(&node_params(xof_len, 0, node_len).0, &[&root[..]])
+}
+
+/// The root of BLAKE2Xb: keyed BLAKE2b-512 whose parameter block carries
+/// the XOF length. (`key` is at most 64 bytes: every caller's is.)
+fn xof_root(key: &[u8], msg: &[u8], xof_len: u32) -> Zeroizing<[u8; FULL]> {
     let mut root_params = Wiped(Params::new());
     root_params
         .0
         .hash_length(FULL)
         .key(key)
-        .node_offset(xof_word);
-    let root = digest::<FULL>(&root_params.0, &[msg]);
-    let mut node_params = Wiped(Params::new());
-    node_params
+        .node_offset(xof_word(xof_len, 0));
+    digest::<FULL>(&root_params.0, &[msg])
+}
+
+/// Parameter bytes 8..12 are the node offset, 12..16 the XOF length:
+/// blake2b_simd takes both as one little-endian u64.
+fn xof_word(xof_len: u32, node: u32) -> u64 {
+    (u64::from(xof_len) << 32) | u64::from(node)
+}
+
+/// The parameters of output node `node`, `node_len` bytes long.
+fn node_params(xof_len: u32, node: u32, node_len: usize) -> Wiped<Params> {
+    let mut params = Wiped(Params::new());
+    params
         .0
         .hash_length(node_len)
         .fanout(0)
         .max_depth(0)
         .max_leaf_length(LEAF_LEN)
-        .node_offset(xof_word) // node index 0
+        .node_offset(xof_word(xof_len, node))
         .node_depth(0)
         .inner_hash_length(FULL);
-    digest(&node_params.0, &[&root[..]])
+    params
+}
+
+/// BLAKE2Xb(`key`, `msg`) declared with `xof_len` output bytes
+/// ([`XOF_LENGTH_UNKNOWN`] for "unknown"), every output node, written over
+/// `out`. The KEM reads only the first node ([`blake2xb_prefix`]); this is
+/// for conformance tools. `false`, with `out` untouched, if `key` is longer
+/// than 64 bytes or `out` is longer than the declared length allows.
+#[cfg(feature = "hazmat")]
+pub(crate) fn blake2xb(key: &[u8], msg: &[u8], xof_len: u32, out: &mut [u8]) -> bool {
+    let limit = if xof_len == XOF_LENGTH_UNKNOWN {
+        u64::from(u32::MAX) * NODE
+    } else {
+        u64::from(xof_len)
+    };
+    if key.len() > FULL || u64::try_from(out.len()).map_or(true, |len| len > limit) {
+        return false;
+    }
+    let root = xof_root(key, msg, xof_len);
+    for (chunk, node) in out.chunks_mut(FULL).zip(0u32..) {
+        // A node is 64 bytes but for the last of a known length.
+        let left = limit.saturating_sub(u64::from(node) * NODE);
+        let node_len = usize::try_from(left.min(NODE)).unwrap_or(FULL);
+        let hash = Wiped(node_params(xof_len, node, node_len).0.hash(&root[..]));
+        for (o, h) in chunk.iter_mut().zip(hash.0.as_bytes()) {
+            *o = *h;
+        }
+    }
+    true
 }
 
 /// Unkeyed BLAKE2b with a 32-byte digest.

@@ -19,8 +19,8 @@
 //! the encodings, validation and zeroization — is the same for each.
 
 mod backend;
-mod blake2;
-mod combiner;
+pub(crate) mod blake2;
+pub(crate) mod combiner;
 #[cfg(feature = "hazmat")]
 #[doc(hidden)]
 pub mod differential;

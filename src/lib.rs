@@ -8,6 +8,8 @@
 // `geometry`, `pem` and (with its feature) `hazmat` are public; everything
 // else is re-exported below, once.
 
+/// Unwrapping a batch of packets with one node's keys (SPEC.md §6.1).
+mod batch;
 /// Compile-time-checked views into fixed-size arrays.
 mod bytes;
 /// Routing commands: strict parsing, validated areas (SPEC.md §4).
@@ -45,6 +47,7 @@ pub mod spec {}
 #[doc(hidden)]
 pub use ct::hook as ctgrind;
 
+pub use batch::{BATCH, UnwrapBatch, unwrap_batch};
 pub use commands::{Command, Commands, NodeId, RecipientId, SurbId};
 pub use error::{CommandError, Error, Input, KeyError, PemError};
 pub use header::{Hop, Path};

@@ -204,8 +204,24 @@ pub fn unwrap_any<'a, 'k>(
     keys: impl IntoIterator<Item = &'k PrivateKey>,
     packet: &'a mut [u8; PACKET_LEN],
 ) -> Result<(usize, Unwrapped<'a>), Error> {
-    for (i, key) in keys.into_iter().enumerate() {
+    let trial = keys.into_iter().enumerate().map(|(i, key)| {
         let derive = |ct: &Ciphertext| key.decapsulate(ct).map(|ss| HopKeys::derive(ss.as_bytes()));
+        (i, derive)
+    });
+    unwrap_first(trial, packet)
+}
+
+/// The key trial of [`unwrap_any`]: each `(position, derive)` in turn
+/// until one's MAC verifies; an error that does not depend on the key ends
+/// it at once.
+pub(crate) fn unwrap_first<'a, D>(
+    trial: impl IntoIterator<Item = (usize, D)>,
+    packet: &'a mut [u8; PACKET_LEN],
+) -> Result<(usize, Unwrapped<'a>), Error>
+where
+    D: FnOnce(&Ciphertext) -> Result<HopKeys, Error>,
+{
+    for (i, derive) in trial {
         match authenticate(packet, derive) {
             Ok((replay_tag, hop_keys)) => {
                 return unwrap_authenticated(packet, replay_tag, &hop_keys).map(|u| (i, u));

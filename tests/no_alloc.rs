@@ -13,7 +13,7 @@ mod common;
 
 use common::{commands, deliver_to, nodes, path, payload, reply_to, rng};
 use kemsphinx::geometry::{ENCRYPTED_REPLY_LEN, PACKET_LEN};
-use kemsphinx::{Action, create_packet, create_surb, unwrap};
+use kemsphinx::{Action, BATCH, PrivateKey, create_packet, create_surb, unwrap, unwrap_batch};
 
 /// Allocations made by `f` on this thread (the `allocation-counter`
 /// crate's global allocator counts them).
@@ -71,6 +71,23 @@ fn packet_paths_do_not_allocate() {
     let (opened, n) = allocations(|| keys.decrypt_reply(&mut reply).map(|p| p == &*msg));
     assert_eq!(n, 0, "decrypt_reply allocated");
     assert_eq!(opened, Ok(true));
+
+    // A batch unwrap: a batch and a half of first-hop packets, two keys.
+    let mut batch: Vec<[u8; PACKET_LEN]> = (0..BATCH + BATCH / 2)
+        .map(|_| {
+            let mut p = [0u8; PACKET_LEN];
+            create_packet(&mut rng, &fwd_path, &msg, &mut p).unwrap();
+            p
+        })
+        .collect();
+    let other = PrivateKey::from_seed(&[1; 96]);
+    let (forwarded, n) = allocations(|| {
+        unwrap_batch([&other, &nodes[0].key], batch.iter_mut())
+            .filter(|r| matches!(r, Ok((1, u)) if matches!(u.action, Action::Forward { .. })))
+            .count()
+    });
+    assert_eq!(n, 0, "unwrap_batch allocated");
+    assert_eq!(forwarded, BATCH + BATCH / 2);
 
     // The counter itself works: a Box allocates.
     let (_, n) = allocations(|| Box::new(1u8));

@@ -32,7 +32,7 @@ use rand_core::CryptoRng;
 use subtle::{Choice, ConstantTimeEq};
 use zeroize::{ZeroizeOnDrop, Zeroizing};
 
-use self::backend::{Backend, MlKem768, Selected};
+use self::backend::{Backend, MlKem768, Selected, X25519 as _};
 use crate::bytes::{split, split_mut, sub, sub_mut};
 use crate::error::{Error, Input, KeyError, array_ref};
 use crate::geometry::{
@@ -268,6 +268,34 @@ impl PrivateKey {
             .decapsulate_traced(&self.public.core, ct)
             .map(|(ss, _)| ss)
     }
+
+    /// The X25519 half of [`decapsulate`](Self::decapsulate) for a batch
+    /// of ciphertexts' ephemeral keys at once: each Diffie–Hellman output,
+    /// `None` where it is all zero. [`decapsulate_with`](Self::decapsulate_with)
+    /// finishes each.
+    pub(crate) fn diffie_hellman_batch<const N: usize>(
+        &self,
+        ephemerals: &[[u8; X25519_LEN]; N],
+    ) -> [Option<Zeroizing<[u8; X25519_LEN]>>; N] {
+        <Selected as Backend>::X25519::shared_secrets(&self.secret.x25519, ephemerals)
+    }
+
+    /// [`decapsulate`](Self::decapsulate) with the X25519 Diffie–Hellman
+    /// output of `ct`'s ephemeral key given (from
+    /// [`diffie_hellman_batch`](Self::diffie_hellman_batch)).
+    ///
+    /// # Errors
+    /// [`Error::Kem`] if `dh` is `None` (a point of small order).
+    pub(crate) fn decapsulate_with(
+        &self,
+        ct: &Ciphertext,
+        dh: Option<&[u8; X25519_LEN]>,
+    ) -> Result<SharedSecret, Error> {
+        let (ct_x, ct_m) = split_ciphertext(ct);
+        let (x_pub, _) = split_public(&self.public.core.bytes);
+        let ss_x = x25519::finish_decapsulate(dh, x_pub, ct_x)?;
+        self.secret.finish(ss_x, ct_x, ct_m).map(|(ss, _)| ss)
+    }
 }
 
 impl TryFrom<&[u8]> for PrivateKey {
@@ -421,6 +449,17 @@ impl<B: Backend> SecretCore<B> {
         let (ct_x, ct_m) = split_ciphertext(ct);
         let (x_pub, _) = split_public(&public.bytes);
         let ss_x = x25519::decapsulate::<B::X25519>(&self.x25519, x_pub, ct_x)?;
+        self.finish(ss_x, ct_x, ct_m)
+    }
+
+    /// Decapsulation once the X25519 half is done: the ML-KEM half and
+    /// the combiner.
+    fn finish(
+        &self,
+        ss_x: Zeroizing<[u8; 32]>,
+        ct_x: &[u8; X25519_LEN],
+        ct_m: &[u8; MLKEM_CT_LEN],
+    ) -> Result<(SharedSecret, Trace), Error> {
         let ss_m = B::MlKem::decapsulate(&self.mlkem, ct_m);
         let (ss, combined) = combiner::combine(&ss_x, ct_x, &ss_m, ct_m);
         Ok((

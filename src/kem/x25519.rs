@@ -48,8 +48,22 @@ pub(super) fn decapsulate<X: X25519>(
     recipient: &[u8; X25519_LEN],
     ephemeral: &[u8; X25519_LEN],
 ) -> Result<Zeroizing<[u8; 32]>, Error> {
-    let dh = X::shared_secret(secret, ephemeral).ok_or(Error::Kem)?;
-    Ok(hash_shared(&dh, recipient, ephemeral))
+    finish_decapsulate(
+        X::shared_secret(secret, ephemeral).as_deref(),
+        recipient,
+        ephemeral,
+    )
+}
+
+/// Decapsulation from its Diffie–Hellman output, computed already (in a
+/// batch): `None` is an all-zero output, a point of small order.
+pub(super) fn finish_decapsulate(
+    dh: Option<&[u8; X25519_LEN]>,
+    recipient: &[u8; X25519_LEN],
+    ephemeral: &[u8; X25519_LEN],
+) -> Result<Zeroizing<[u8; 32]>, Error> {
+    let dh = dh.ok_or(Error::Kem)?;
+    Ok(hash_shared(dh, recipient, ephemeral))
 }
 
 /// The adapter's hash of a Diffie–Hellman output.

@@ -145,6 +145,19 @@ int kemsphinx_replay_tag(const uint8_t *packet, size_t packet_len, uint8_t *tag_
 int kemsphinx_unwrap(const kemsphinx_private_key *key, uint8_t *packet, size_t packet_len,
                      kemsphinx_unwrapped *out);
 
+/* Unwrap count packets with one key, in place, the X25519 halves of their
+ * decapsulations computed together (a node draining its queue). The
+ * packets lie one after another (packets_len == count *
+ * KEMSPHINX_PACKET_LEN). statuses[i] gets packet i's status and, where it
+ * is KEMSPHINX_OK, outs[i] its result (payload_offset from packet i's
+ * start); a packet whose status is not KEMSPHINX_OK is unchanged. Returns
+ * KEMSPHINX_OK once every packet has its status, or KEMSPHINX_ERR_NULL /
+ * KEMSPHINX_ERR_LENGTH for the call's own arguments (nothing written).
+ * packets, outs and statuses must not overlap. */
+int kemsphinx_unwrap_batch(const kemsphinx_private_key *key, uint8_t *packets,
+                           size_t packets_len, size_t count, kemsphinx_unwrapped *outs,
+                           int *statuses);
+
 /* ---- Client: packets, SURBs, replies ------------------------------------- */
 
 typedef struct kemsphinx_hop {

@@ -57,7 +57,9 @@ pub use keys::{
     kemsphinx_public_key_free, kemsphinx_public_key_from_bytes, kemsphinx_public_key_from_pem,
     kemsphinx_public_key_to_bytes, kemsphinx_public_key_to_pem,
 };
-pub use unwrap::{Action, Unwrapped, kemsphinx_replay_tag, kemsphinx_unwrap};
+pub use unwrap::{
+    Action, Unwrapped, kemsphinx_replay_tag, kemsphinx_unwrap, kemsphinx_unwrap_batch,
+};
 
 /// Status codes, as `kemsphinx_status` in the header.
 #[repr(i32)]

@@ -3,7 +3,7 @@
 use core::ffi::c_int;
 
 use kemsphinx::geometry::{NODE_ID_LEN, PACKET_LEN, RECIPIENT_ID_LEN, REPLAY_TAG_LEN, SURB_ID_LEN};
-use kemsphinx::{Action as RustAction, replay_tag, unwrap};
+use kemsphinx::{Action as RustAction, replay_tag, unwrap, unwrap_batch};
 
 use crate::keys::PrivateKeyHandle;
 use crate::raw::{Out, OutValue, borrow, handle};
@@ -125,13 +125,80 @@ pub unsafe extern "C" fn kemsphinx_unwrap(
     })
 }
 
+/// Unwrap `count` packets with one key, in place, a batch at a time
+/// (`kemsphinx::unwrap_batch`: the X25519 halves of their decapsulations
+/// computed together). The packets lie one after another at `packets`,
+/// `packets_len` = `count` × `KEMSPHINX_PACKET_LEN` bytes. Each gets its
+/// own status in `statuses[i]` and, where that is 0, its result in
+/// `outs[i]` (`payload_offset` counted from packet `i`'s first byte);
+/// a packet whose status is not 0 is unchanged and its `outs[i]` not
+/// written.
+///
+/// Returns 0 once every packet has its status; [`Status::Null`] or
+/// [`Status::Length`] for the call's own arguments (a NULL pointer, a
+/// length that is not `count` packets), and then nothing is written and
+/// every packet is unchanged.
+///
+/// # Safety
+/// `key` is NULL or a live handle; `packets` is NULL or valid for reads and
+/// writes of `packets_len` bytes; `outs` and `statuses` are NULL or valid
+/// and aligned for `count` elements each. None of the three overlaps
+/// another, and no one else accesses them during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kemsphinx_unwrap_batch(
+    key: *const PrivateKeyHandle,
+    packets: *mut u8,
+    packets_len: usize,
+    count: usize,
+    outs: *mut Unwrapped,
+    statuses: *mut c_int,
+) -> c_int {
+    guard(|| {
+        // SAFETY: forwarded contract.
+        let key = unsafe { handle(key) }?;
+        if packets.is_null() || outs.is_null() || statuses.is_null() {
+            return Err(Status::Null);
+        }
+        if count.checked_mul(PACKET_LEN) != Some(packets_len) {
+            return Err(Status::Length);
+        }
+        let base = packets.addr();
+        // SAFETY: non-NULL, exactly `count` packets of PACKET_LEN bytes,
+        // valid for reads and writes and accessed by no one else by the
+        // caller's contract; `[u8; N]` has alignment 1.
+        let buffers =
+            unsafe { core::slice::from_raw_parts_mut(packets.cast::<[u8; PACKET_LEN]>(), count) };
+        for (i, result) in unwrap_batch([&key.0], buffers.iter_mut()).enumerate() {
+            let status = match result {
+                Ok((_, hop)) => {
+                    let out = describe(base + i * PACKET_LEN, hop);
+                    // SAFETY: i < count; `outs` is valid and aligned for
+                    // `count` elements and overlaps no packet, so this
+                    // write aliases nothing the iterator borrows.
+                    unsafe { outs.wrapping_add(i).write(out) };
+                    Status::Ok
+                }
+                Err(e) => Status::from(e),
+            };
+            // SAFETY: as for `outs`.
+            unsafe { statuses.wrapping_add(i).write(status as c_int) };
+        }
+        Ok(())
+    })
+}
+
 /// Unwrap and describe the result with plain values and offsets.
 fn unwrap_in_place(
     key: &kemsphinx::PrivateKey,
     packet: &mut [u8; PACKET_LEN],
 ) -> Result<Unwrapped, Status> {
     let start = packet.as_ptr().addr();
-    let hop = unwrap(key, packet)?;
+    Ok(describe(start, unwrap(key, packet)?))
+}
+
+/// An unwrap's result as plain values, offsets counted from `start`, the
+/// address of the packet's first byte.
+fn describe(start: usize, hop: kemsphinx::Unwrapped<'_>) -> Unwrapped {
     let mut r = Unwrapped {
         action: 0,
         has_delay: 0,
@@ -168,5 +235,5 @@ fn unwrap_in_place(
             (r.payload_offset, r.payload_len) = (offset, encrypted_reply.len());
         }
     }
-    Ok(r)
+    r
 }

@@ -129,7 +129,7 @@ fn the_header_declares_exactly_the_exported_functions() {
     let mut exported = functions(&sources, "extern \"C\" fn ");
     exported.sort();
     assert_eq!(declared, exported);
-    assert_eq!(exported.len(), 20);
+    assert_eq!(exported.len(), 21);
     assert_eq!(
         sources.matches("#[unsafe(no_mangle)]").count(),
         exported.len()

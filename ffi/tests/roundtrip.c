@@ -115,6 +115,46 @@ static kemsphinx_unwrapped walk(uint32_t want, const char *what) {
     return out;
 }
 
+/* A batch at the first hop: three fresh packets, then one with a flipped
+ * MAC byte (refused, unchanged) and one for another key; each its own
+ * status, the good ones forwarded as kemsphinx_unwrap forwards them. */
+#define BATCH_COUNT 5
+static uint8_t batch[BATCH_COUNT][KEMSPHINX_PACKET_LEN];
+static uint8_t batch_copy[BATCH_COUNT][KEMSPHINX_PACKET_LEN];
+static void unwrap_in_a_batch(void) {
+    for (int i = 0; i < BATCH_COUNT; i++) {
+        OK(kemsphinx_create_packet(path, KEMSPHINX_HOPS, service, sizeof service, request,
+                                   sizeof request, batch[i], sizeof batch[i]));
+    }
+    batch[3][KEMSPHINX_PACKET_LEN / 3] ^= 1; /* inside the routing information */
+    kemsphinx_hop reversed[KEMSPHINX_HOPS];
+    for (int i = 0; i < KEMSPHINX_HOPS; i++) reversed[i] = path[KEMSPHINX_HOPS - 1 - i];
+    OK(kemsphinx_create_packet(reversed, KEMSPHINX_HOPS, service, sizeof service, request,
+                               sizeof request, batch[4], sizeof batch[4]));
+    memcpy(batch_copy, batch, sizeof batch);
+    kemsphinx_unwrapped outs[BATCH_COUNT];
+    int statuses[BATCH_COUNT];
+    CHECK(kemsphinx_unwrap_batch(keys[0], &batch[0][0], sizeof batch - 1, BATCH_COUNT, outs,
+                                 statuses) == KEMSPHINX_ERR_LENGTH);
+    CHECK(kemsphinx_unwrap_batch(keys[0], &batch[0][0], sizeof batch, BATCH_COUNT, outs,
+                                 NULL) == KEMSPHINX_ERR_NULL);
+    CHECK(memcmp(batch, batch_copy, sizeof batch) == 0);
+    OK(kemsphinx_unwrap_batch(keys[0], &batch[0][0], sizeof batch, BATCH_COUNT, outs, statuses));
+    for (int i = 0; i < 3; i++) {
+        kemsphinx_unwrapped one;
+        OK(statuses[i]);
+        OK(kemsphinx_unwrap(keys[0], batch_copy[i], sizeof batch_copy[i], &one));
+        CHECK(memcmp(batch[i], batch_copy[i], KEMSPHINX_PACKET_LEN) == 0);
+        CHECK(outs[i].action == KEMSPHINX_ACTION_FORWARD && one.action == outs[i].action);
+        CHECK(memcmp(outs[i].next_hop, path[1].node_id, KEMSPHINX_NODE_ID_LEN) == 0);
+        CHECK(memcmp(outs[i].replay_tag, one.replay_tag, KEMSPHINX_REPLAY_TAG_LEN) == 0);
+    }
+    CHECK(statuses[3] == KEMSPHINX_ERR_MAC && statuses[4] == KEMSPHINX_ERR_MAC);
+    CHECK(memcmp(batch[3], batch_copy[3], 2 * KEMSPHINX_PACKET_LEN) == 0);
+    printf("batch of %d: statuses %d %d %d %d %d\n", BATCH_COUNT, statuses[0], statuses[1],
+           statuses[2], statuses[3], statuses[4]);
+}
+
 /* Errors leave buffers as they were and report the right code. */
 static void refusals(const uint8_t *surb_keys) {
     kemsphinx_unwrapped out;
@@ -211,6 +251,7 @@ int main(void) {
     CHECK(memcmp(decrypted, answer, sizeof answer) == 0);
 
     refusals(surb_keys);
+    unwrap_in_a_batch();
     handles_are_null_after_errors();
     for (int i = 0; i < KEMSPHINX_HOPS; i++) {
         kemsphinx_private_key_free(keys[i]);

@@ -210,11 +210,41 @@ fn mul(f: Fe, g: Fe) -> Fe {
     carry(r)
 }
 
-/// `f²` (as [`mul`]).
+/// `f²` with each cross product computed once: 15 limb products instead
+/// of 25. The halves land in three sums by position, each with its own
+/// weight on the 51-bit grid: `d[m]`, the low halves of the squares (×1);
+/// `x[m]`, the low halves of the cross products and the high halves of
+/// the squares of position `m − 1` (×2); `y[m]`, the high halves of the
+/// cross products (×4, at position `m + 1`). Each holds at most three
+/// terms below 2^52, so column `m = d[m] + 2·x[m] + 4·y[m−1]` stays below
+/// 2^56, as in [`mul`], and the rest is [`mul`]'s.
 #[target_feature(enable = "avx512f,avx512ifma")]
 #[inline]
+#[allow(clippy::indexing_slicing)] // i + j ≤ 8, 2i + 1 ≤ 9 and m ≤ 9 index arrays of 10: fixed loops, no data
 fn sqr(f: Fe) -> Fe {
-    mul(f, f)
+    let z = _mm512_setzero_si512();
+    let (mut d, mut x, mut y) = ([z; 10], [z; 10], [z; 10]);
+    for (i, a) in f.iter().enumerate() {
+        d[2 * i] = _mm512_madd52lo_epu64(d[2 * i], *a, *a);
+        x[2 * i + 1] = _mm512_madd52hi_epu64(x[2 * i + 1], *a, *a);
+        for (j, b) in f.iter().enumerate().skip(i + 1) {
+            x[i + j] = _mm512_madd52lo_epu64(x[i + j], *a, *b);
+            y[i + j] = _mm512_madd52hi_epu64(y[i + j], *a, *b);
+        }
+    }
+    let mut col = [z; 10];
+    col[0] = d[0];
+    for m in 1..10 {
+        col[m] = _mm512_add_epi64(
+            _mm512_add_epi64(d[m], _mm512_slli_epi64::<1>(x[m])),
+            _mm512_slli_epi64::<2>(y[m - 1]),
+        );
+    }
+    let mut r = [z; 5];
+    for k in 0..5 {
+        r[k] = _mm512_add_epi64(col[k], times19(col[k + 5]));
+    }
+    carry(r)
 }
 
 /// `f·121665`: each limb's product split into its low 52 bits (weight

@@ -1,7 +1,9 @@
 //! Which code paths this build runs on this CPU: the KEM backend, its
 //! X25519 and ML-KEM-768 halves (AVX2, NEON or portable for libcrux), aez5's AEZ-core, and the AES rounds under
 //! aez5's portable path and the header stream (the `aes` crate's choice:
-//! AES-NI, ARMv8's AES instructions, or its bitsliced code). `.ci/platforms` runs
+//! AES-NI, ARMv8's AES instructions, or its bitsliced code), and the
+//! X25519 path of a batch unwrap (`x25519-batch`'s IFMA or AVX2 code, or
+//! the backend's X25519 a point at a time). `.ci/platforms` runs
 //! it on every target (`-- --nocapture` shows the line) and sets
 //! `KEMSPHINX_EXPECT_PATHS` to what that target must run, so that a step
 //! meant to exercise, say, graviola's aarch64 assembly fails if it ran the
@@ -33,9 +35,10 @@ fn paths() -> String {
         other => format!("{other:?}"),
     };
     format!(
-        "{} {x25519} {mlkem} {aez} {}",
+        "{} {x25519} {mlkem} {aez} {} batch-{}",
         kemsphinx::KEM_BACKEND,
-        aes()
+        aes(),
+        kem_backends::x25519_batch_path()
     )
 }
 
@@ -102,7 +105,20 @@ fn the_code_paths_are_the_expected_ones() {
     // Only x86_64 and aarch64 have s2n-bignum's X25519 and AES instructions.
     if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
         assert!(!paths.contains("s2n-asm"), "{paths}");
-        assert!(paths.ends_with(" bitsliced-aes"), "{paths}");
+        assert!(paths.contains(" bitsliced-aes "), "{paths}");
+    }
+    // The batched X25519 runs only on x86_64 (IFMA or AVX2), and there
+    // whenever the CPU has AVX2, unless the build leaves it out or forces
+    // the portable code.
+    if !cfg!(target_arch = "x86_64") {
+        assert!(paths.ends_with(" batch-scalar"), "{paths}");
+    }
+    #[cfg(target_arch = "x86_64")]
+    if cfg!(feature = "x25519-batch")
+        && !cfg!(kemsphinx_backend = "portable")
+        && std::arch::is_x86_feature_detected!("avx2")
+    {
+        assert!(!paths.ends_with(" batch-scalar"), "{paths}");
     }
     if let Ok(expected) = std::env::var("KEMSPHINX_EXPECT_PATHS") {
         assert_eq!(

@@ -244,3 +244,12 @@ pub fn mlkem_neon_active() -> bool {
 pub fn x25519_asm_active() -> bool {
     seam::x25519_asm_active()
 }
+
+/// The X25519 path a batch unwrap (`unwrap_batch`) takes in this process:
+/// `"ifma"` or `"avx2"` (the `x25519-batch` crate's vector code, feature
+/// `x25519-batch`, x86_64), or `"scalar"` (the selected backend's X25519, a
+/// point at a time).
+#[must_use]
+pub fn x25519_batch_path() -> &'static str {
+    seam::x25519_batch_path()
+}

@@ -277,6 +277,10 @@ impl PrivateKey {
         &self,
         ephemerals: &[[u8; X25519_LEN]; N],
     ) -> [Option<Zeroizing<[u8; X25519_LEN]>>; N] {
+        #[cfg(all(feature = "x25519-batch", target_arch = "x86_64"))]
+        if let Some(shared) = backend::batch::shared_secrets(&self.secret.x25519, ephemerals) {
+            return shared;
+        }
         <Selected as Backend>::X25519::shared_secrets(&self.secret.x25519, ephemerals)
     }
 

@@ -45,6 +45,18 @@ pub(super) mod asm;
 pub(super) mod libcrux;
 #[cfg(feature = "rustcrypto")]
 pub(super) mod rustcrypto;
+#[cfg(all(feature = "x25519-batch", target_arch = "x86_64"))]
+pub(super) mod batch;
+
+/// The name of the X25519 batch path a batch unwrap takes in this process
+/// (`"ifma"`, `"avx2"`, or `"scalar"`: the backend's X25519, a point at a
+/// time).
+pub(super) fn x25519_batch_path() -> &'static str {
+    #[cfg(all(feature = "x25519-batch", target_arch = "x86_64"))]
+    return batch::name();
+    #[cfg(not(all(feature = "x25519-batch", target_arch = "x86_64")))]
+    "scalar"
+}
 
 /// ML-KEM-768 (FIPS 203) as the hybrid uses it: keys from their 64-byte
 /// seed, encapsulation with given randomness, decapsulation with a key

@@ -38,7 +38,7 @@ use std::process::ExitCode;
 use kemsphinx::geometry::{MLKEM_EK_LEN, PACKET_LEN, PAYLOAD_LEN, X25519_LEN, layout};
 use kemsphinx::{
     Action, Command, Error, Hop, NodeId, PrivateKey, RecipientId, SurbId, SurbKeys, create_packet,
-    create_surb, unwrap,
+    create_surb, unwrap, unwrap_batch,
 };
 use rand_core::{TryCryptoRng, TryRng};
 
@@ -109,6 +109,7 @@ fn check(declassify: bool) -> ExitCode {
 
     let keys = node_keys();
     packets(&keys);
+    batches(&keys);
     surbs(&keys);
     keys_as_text(&keys[0]);
     aez_alone();
@@ -160,8 +161,9 @@ fn paths() -> String {
     };
     let aez = aez5::Aez::new(&[0; 48]).backend();
     format!(
-        "{} x25519={x25519} mlkem={mlkem} aez={aez:?} aes-soft={}; CPU as seen: {}",
+        "{} x25519={x25519} x25519-batch={} mlkem={mlkem} aez={aez:?} aes-soft={}; CPU as seen: {}",
         kemsphinx::KEM_BACKEND,
+        kem_backends::x25519_batch_path(),
         cfg!(aes_backend = "soft"),
         cpu()
     )
@@ -233,6 +235,48 @@ fn message(byte: u8) -> Box<[u8; PAYLOAD_LEN]> {
     let mut m = Box::new([byte; PAYLOAD_LEN]);
     memcheck::secret(&mut m[..]);
     m
+}
+
+/// A batch unwrap (on `x25519-batch`'s AVX2 ladder where the CPU as
+/// valgrind shows it has AVX2: valgrind has no AVX-512, so never IFMA):
+/// eleven packets for the first hop, one of them for another key (tried
+/// under the second key alone) and one with a small-order ephemeral key,
+/// under the first hop's secret key.
+fn batches(keys: &[PrivateKey]) {
+    let mut rng = SecretRng(3);
+    let deliver = [Command::Recipient(RecipientId([9; 32]))];
+    let path = path(keys, &deliver);
+    let mut packets: Vec<[u8; PACKET_LEN]> = (0..11)
+        .map(|_| {
+            let mut p = [0u8; PACKET_LEN];
+            create_packet(&mut rng, &path, &message(0x43), &mut p).unwrap();
+            memcheck::public(&mut p[..]); // on the wire
+            p
+        })
+        .collect();
+    let mut moved = path;
+    moved.swap(0, 1);
+    create_packet(&mut rng, &moved, &message(0x44), &mut packets[4]).unwrap();
+    memcheck::public(&mut packets[4][..]);
+    packets[7][layout::packet::KEM_X25519].fill(0);
+    let mut results: Vec<Result<usize, Error>> =
+        unwrap_batch([&keys[0], &keys[1]], packets.iter_mut())
+            .map(|r| {
+                r.map(|(key, hop)| {
+                    key + usize::from(matches!(hop.action, Action::Forward { .. })) * 10
+                })
+            })
+            .collect();
+    memcheck::public(&mut results[..]);
+    for (i, r) in results.iter().enumerate() {
+        let want = match i {
+            4 => Ok(11),
+            7 => Err(Error::Kem),
+            _ => Ok(10),
+        };
+        assert_eq!(*r, want, "packet {i}");
+    }
+    println!("batch: 11 packets unwrapped together (one under the second key, one refused)");
 }
 
 /// Forward packets: created with secret randomness and message, unwrapped

@@ -1,8 +1,9 @@
 //! `kemsphinx verify`'s two run-wide bounds: its memory does not grow with
-//! the number or size of files or failing cases (three 16 MiB files of
-//! `{}` cases, 16.8 million failures, stay under 100 MB, with and without
-//! `--json`), and a folder walk never reads outside the folder, even while
-//! its entries are swapped for links between the listing and the open.
+//! the number or size of files or failing cases (three files of `{}` cases
+//! at the size bound, 8.4 million failures, stay under 100 MB, with and
+//! without `--json`; a case longer than its bound is refused unparsed), and
+//! a folder walk never reads outside the folder, even while its entries
+//! are swapped for links between the listing and the open.
 #![cfg(target_os = "linux")]
 // Tests unwrap, index and panic freely.
 #![allow(
@@ -19,6 +20,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+use kemsphinx_cli::conformance::{MAX_CASE_LEN, MAX_FILE_LEN};
 
 /// A fresh, empty scratch folder for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -66,16 +69,17 @@ fn verify_peak(args: &[&str]) -> (String, u64) {
 }
 
 #[test]
-fn three_16_mib_files_of_empty_cases_stay_under_100_mb_with_and_without_json() {
+fn three_files_of_empty_cases_at_the_bound_stay_under_100_mb_with_and_without_json() {
     let dir = scratch("memory");
     let head = br#"{"schema":"kemsphinx-vectors/1","kind":"kem","cases":["#;
-    let cases = (16 << 20) / 3 - head.len();
+    let max = usize::try_from(MAX_FILE_LEN).unwrap();
+    let cases = (max - head.len() - 1) / 3;
     let mut text = head.to_vec();
     for n in 0..cases {
         text.extend_from_slice(if n == 0 { b"{}" } else { b",{}" });
     }
     text.extend_from_slice(b"]}");
-    assert!(text.len() <= 16 << 20);
+    assert!(text.len() <= max && text.len() > max - 3, "at the bound");
     let files: Vec<String> = (0..3)
         .map(|i| {
             let path = dir.join(format!("empty-{i}.json"));
@@ -111,6 +115,53 @@ fn three_16_mib_files_of_empty_cases_stay_under_100_mb_with_and_without_json() {
     assert_eq!(doc["failures_not_shown"], failed - 1_000);
     println!("json: peak {} MiB", peak / 1024);
     assert!(peak > 0 && peak < 100 * 1024, "peak {peak} KiB");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A list of `{"":0}` about `len` bytes long: the JSON serde_json holds
+/// in the most memory for its length, about 100 times.
+fn one_key_objects(len: usize) -> String {
+    format!("[{}]", vec![r#"{"":0}"#; len / 7].join(","))
+}
+
+#[test]
+fn a_case_over_its_bound_is_a_failure_not_parsed_and_memory_stays_bounded() {
+    let dir = scratch("case-bound");
+    let under = one_key_objects(MAX_CASE_LEN - 32);
+    let over = one_key_objects(6 << 20);
+    let cases = [
+        format!(r#"{{"id":"under","a":{under}}}"#),
+        format!(r#"{{"id":"over","a":{over}}}"#),
+        "{}".into(),
+    ];
+    let text = format!(
+        r#"{{"schema":"kemsphinx-vectors/1","kind":"kem","cases":[{}]}}"#,
+        cases.join(",")
+    );
+    assert!((MAX_CASE_LEN - 32..=MAX_CASE_LEN).contains(&cases[0].len()));
+    assert!(text.len() <= usize::try_from(MAX_FILE_LEN).unwrap());
+    let path = dir.join("big-cases.json");
+    fs::write(&path, &text).unwrap();
+    let (out, peak) = verify_peak(&[path.to_str().unwrap()]);
+    let shown = path.display();
+    let over_len = cases[1].len();
+    assert_eq!(
+        out,
+        format!(
+            "FAIL {shown} under: missing field `op`\n\
+             FAIL {shown} #1: {over_len} bytes, over the bound of {MAX_CASE_LEN} for a case\n\
+             FAIL {shown} #2: missing field `op`\n\
+             0 passed, 3 failed\n"
+        )
+    );
+    // The file's text, and the case under the bound parsed (about 100 MiB);
+    // parsing the other would take about 600 MiB.
+    println!(
+        "a case of {} bytes refused, peak {} MiB",
+        over_len,
+        peak / 1024
+    );
+    assert!(peak > 0 && peak < 160 * 1024, "peak {peak} KiB");
     fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use kemsphinx_cli::conformance::MAX_FILE_LEN;
 use serde_json::{Value, json};
 
 /// A fresh, empty scratch folder for one test.
@@ -122,6 +123,50 @@ fn a_list_in_the_go_aez_format_is_a_fail_line_not_a_second_runner() {
 }
 
 #[test]
+fn documents_of_another_shape_are_fail_lines_and_key_order_does_not_matter() {
+    let dir = scratch("shapes");
+    let head = r#""schema":"kemsphinx-vectors/1","kind":"kem""#;
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    let files = [
+        // A list whose items could be read as the header's fields in order.
+        ("a", r#"["kemsphinx-vectors/1","kem",[{}]]"#.to_owned()),
+        ("b", format!(r#"{{{head},"schema":"x","cases":[{{}}]}}"#)),
+        ("c", format!(r#"{{{head},"cases":{{}}}}"#)),
+        ("d", format!(r#"{{{head},"cases":[]}}"#)),
+        ("e", format!(r#"{{{head},"cases":[{{}}]}} x"#)),
+        (
+            "f",
+            format!(r#"{{"cases":[{{"id":"f0"}},{deep},{{"id":"f2"}}],{head}}}"#),
+        ),
+    ];
+    for (name, text) in &files {
+        std::fs::write(dir.join(format!("{name}.json")), text).unwrap();
+    }
+    let (code, lines) = verify_lines(&[&dir], Duration::from_secs(20));
+    assert_eq!(code, Some(1));
+    let at = |name: &str| format!("FAIL {} ", dir.join(format!("{name}.json")).display());
+    let want = [
+        format!("{}-: not a kemsphinx-vectors/1 object", at("a")),
+        format!("{}-: duplicate field `schema` at line 1 column 53", at("b")),
+        format!("{}-: no `cases` list", at("c")),
+        format!("{}-: no cases", at("d")),
+        format!(
+            "{}-: not JSON: trailing characters at line 1 column 60",
+            at("e")
+        ),
+        format!("{}f0: missing field `op`", at("f")),
+        format!(
+            "{}#1: recursion limit exceeded at line 1 column 128",
+            at("f")
+        ),
+        format!("{}f2: missing field `op`", at("f")),
+        "0 passed, 8 failed".to_owned(),
+    ];
+    assert_eq!(lines, want);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_3_gb_file_fails_at_once_in_less_than_256_mib() {
     let dir = scratch("big");
     let big = dir.join("big.json");
@@ -146,7 +191,7 @@ fn a_3_gb_file_fails_at_once_in_less_than_256_mib() {
         text(&out.stdout),
         fail_line(
             &big,
-            "3000000000 bytes, over the bound of 16777216\n0 passed, 1 failed\n"
+            &format!("3000000000 bytes, over the bound of {MAX_FILE_LEN}\n0 passed, 1 failed\n")
         )
     );
     assert!(took < Duration::from_secs(5), "took {took:?}");
@@ -157,7 +202,13 @@ fn a_3_gb_file_fails_at_once_in_less_than_256_mib() {
 fn a_fifo_or_device_is_a_fail_line_and_never_blocks() {
     let dir = scratch("fifo");
     let fifo = dir.join("fifo.json");
-    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    // And one not named like a vector file, which a walk passes over
+    // without opening it.
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .arg(dir.join("pipe"))
+        .status()
+        .unwrap();
     assert!(made.success());
     // Named, and met while walking a folder: both refused, neither blocks
     // (nothing ever writes to the FIFO).

@@ -68,12 +68,9 @@ pub fn main(args: &[OsString]) -> ExitCode {
     let files = KeyFiles::new(&dir, &name);
     match generate().and_then(|key| write_key_pair(&dir, &files, &key)) {
         Ok(modes) => {
-            for (file, what, mode) in [
-                (&files.public, "public", modes.public),
-                (&files.private, "private", modes.private),
-            ] {
-                println!("wrote {} ({what}, mode {mode:04o})", file.display());
-            }
+            let (public, private) = (files.public.display(), files.private.display());
+            println!("wrote {public} (public, mode {:04o})", modes.public);
+            println!("wrote {private} (private, mode {:04o})", modes.private);
             ExitCode::SUCCESS
         }
         Err(e) => {

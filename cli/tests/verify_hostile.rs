@@ -233,12 +233,12 @@ fn a_fifo_or_device_is_a_fail_line_and_never_blocks() {
             format!("{cases} passed, 1 failed"),
         ]
     );
-    // A folder named as a file is a failure too, from the opened folder.
-    let mut report = kemsphinx_cli::conformance::Report::default();
-    report.verify_file(&dir);
+    // A folder named where a file is read (`inspect`'s FILE or `--key`)
+    // is refused from the opened folder.
+    let refused = kemsphinx_cli::keyfile::read_input(&dir).unwrap_err();
     assert_eq!(
-        report.failure_lines(),
-        fail_line(&dir, "not a regular file (a folder)\n")
+        refused,
+        format!("{}: not a regular file (a folder)", dir.display())
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

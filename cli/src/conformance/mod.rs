@@ -223,15 +223,8 @@ impl Report {
         file_id(path, meta).map_or(true, |id| self.visited.insert(id))
     }
 
-    /// Verify one file (a regular file of at most [`MAX_FILE_LEN`] bytes).
-    pub fn verify_file(&mut self, path: &Path) {
-        match files::open(path) {
-            Ok((file, meta)) => self.verify_opened(path, file, &meta),
-            Err(e) => self.fail(path, "-", format!("cannot read: {e}")),
-        }
-    }
-
-    /// Verify an opened file, judged by its own metadata `meta`.
+    /// Verify an opened file (a regular file of at most [`MAX_FILE_LEN`]
+    /// bytes), judged by its own metadata `meta`.
     fn verify_opened(&mut self, path: &Path, file: fs::File, meta: &Metadata) {
         if !self.first_visit(path, meta) {
             return;

@@ -13,59 +13,23 @@
     clippy::panic
 )]
 
+mod common;
+
 use std::fs;
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use common::scratch;
 use kemsphinx_cli::conformance::{MAX_CASE_LEN, MAX_FILE_LEN};
 
-/// A fresh, empty scratch folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "kemsphinx-verify-bounds-{}-{name}",
-        std::process::id()
-    ));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// `kemsphinx verify ARGS`: its standard output, and its peak resident
-/// memory in KiB (`VmHWM`, read from /proc while it runs: a high-water
-/// mark, so the last reading is the peak up to a few milliseconds before
-/// the end).
+/// memory in KiB.
 fn verify_peak(args: &[&str]) -> (String, u64) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kemsphinx"))
-        .arg("verify")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        out.read_to_string(&mut text).unwrap();
-        text
-    });
-    let status = format!("/proc/{}/status", child.id());
-    let mut peak = 0;
-    while child.try_wait().unwrap().is_none() {
-        if let Ok(text) = fs::read_to_string(&status) {
-            let hwm = text
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok());
-            peak = peak.max(hwm.unwrap_or(0));
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    (reader.join().unwrap(), peak)
+    let (out, peak) = common::verify(args, Duration::from_secs(300));
+    let out = out.expect("verify did not end");
+    (String::from_utf8(out.stdout).unwrap(), peak)
 }
 
 #[test]

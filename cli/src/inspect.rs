@@ -34,10 +34,9 @@ pub const USAGE: &str = "kemsphinx inspect FILE [--key KEYFILE] [--out FILE]\n\
 pub struct Inspection {
     /// The human-readable report.
     pub text: String,
-    /// The outgoing packet, delivered payload or encrypted reply.
+    /// The outgoing packet, delivered payload or encrypted reply: `None`
+    /// without a key, or when the unwrap failed.
     pub output: Option<Vec<u8>>,
-    /// Whether the unwrap (if any) succeeded.
-    pub ok: bool,
 }
 
 /// Inspect `input` (already decoded), unwrapping it with `key` if given.
@@ -66,11 +65,11 @@ pub fn inspect(input: &[u8], key: Option<&PrivateKey>) -> Result<Inspection, Str
         let _ = writeln!(text, "  {at:<14} {field:<18} {value}");
     }
     replay_tag_line(&mut text, input);
-    let (output, ok) = match (key, packet) {
-        (None, _) => (None, true),
+    let output = match (key, packet) {
+        (None, _) => None,
         (Some(_), Err(e)) => {
             let _ = writeln!(text, "  result         {}: {e}", error_class(&e));
-            (None, false)
+            None
         }
         (Some(key), Ok(packet)) => {
             if surb {
@@ -81,7 +80,7 @@ pub fn inspect(input: &[u8], key: Option<&PrivateKey>) -> Result<Inspection, Str
             unwrap_report(&mut text, key, packet)
         }
     };
-    Ok(Inspection { text, output, ok })
+    Ok(Inspection { text, output })
 }
 
 /// The layout of a packet or SURB (of its full length): byte range,
@@ -153,7 +152,7 @@ fn unwrap_report(
     text: &mut String,
     key: &PrivateKey,
     mut packet: Box<[u8; PACKET_LEN]>,
-) -> (Option<Vec<u8>>, bool) {
+) -> Option<Vec<u8>> {
     let public = hex::encode(key.public_key().as_bytes().get(..8).unwrap_or_default());
     let _ = writeln!(
         text,
@@ -163,7 +162,7 @@ fn unwrap_report(
         Ok(out) => out,
         Err(e) => {
             let _ = writeln!(text, "  result         {}: {e}", error_class(&e));
-            return (None, false);
+            return None;
         }
     };
     let _ = writeln!(text, "  result         {}", action_class(&out.action));
@@ -199,12 +198,12 @@ fn unwrap_report(
             Some(reply.to_vec())
         }
     };
-    if let Some(out) = output {
-        return (Some(out), true);
+    if output.is_some() {
+        return output;
     }
     let tag = hex::encode(replay_tag(&packet).0);
     let _ = writeln!(text, "  outgoing replay tag {tag}");
-    (Some(packet.to_vec()), true)
+    Some(packet.to_vec())
 }
 
 /// `kemsphinx inspect FILE [--key KEYFILE] [--out FILE]`.
@@ -253,5 +252,5 @@ fn run(args: &[OsString]) -> Result<bool, String> {
         std::fs::write(path, data).map_err(|e| format!("{}: {e}", path.display()))?;
         println!("wrote {}", path.display());
     }
-    Ok(found.ok)
+    Ok(key.is_none() || found.output.is_some())
 }

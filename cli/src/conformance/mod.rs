@@ -128,16 +128,13 @@ fn file_id(path: &Path, _meta: &Metadata) -> std::io::Result<FileId> {
 /// (`\u{1b}`, `\n`, `\\`), so that text from a vector file cannot move the
 /// cursor, rewrite a line or reorder what a terminal shows.
 #[must_use]
-pub fn printable(text: &str) -> Cow<'_, str> {
+pub fn printable(text: &str) -> String {
     let escape = |c: char| {
         c.is_control()
             || c == '\\'
             || matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
     };
-    if !text.chars().any(escape) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
+    let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if escape(c) {
             out.extend(c.escape_default());
@@ -145,7 +142,7 @@ pub fn printable(text: &str) -> Cow<'_, str> {
             out.push(c);
         }
     }
-    Cow::Owned(out)
+    out
 }
 
 impl Report {

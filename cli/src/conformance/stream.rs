@@ -56,17 +56,17 @@ pub(super) fn header(text: &[u8]) -> Result<Header<'_>, String> {
 ///
 /// # Errors
 /// Not a list of JSON values.
-pub(super) fn cases(
-    cases: &RawValue,
-    each: &mut dyn FnMut(Result<Value, String>),
-) -> Result<(), String> {
+pub(super) fn cases(cases: &RawValue, each: Each<'_>) -> Result<(), String> {
     let mut de = serde_json::Deserializer::from_str(cases.get());
     de.deserialize_seq(EachCase(each))
         .map_err(|e| e.to_string())
 }
 
+/// What the second pass hands each case to.
+type Each<'f> = &'f mut dyn FnMut(Result<Value, String>);
+
 /// `cases` in the second pass.
-struct EachCase<'f>(&'f mut dyn FnMut(Result<Value, String>));
+struct EachCase<'f>(Each<'f>);
 
 impl<'de> Visitor<'de> for EachCase<'_> {
     type Value = ();
@@ -77,11 +77,10 @@ impl<'de> Visitor<'de> for EachCase<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while let Some(case) = seq.next_element::<&RawValue>()? {
-            let (text, max) = (case.get(), MAX_CASE_LEN);
-            (self.0)(if text.len() > max {
+            let (text, len) = (case.get(), case.get().len());
+            (self.0)(if len > MAX_CASE_LEN {
                 Err(format!(
-                    "{} bytes, over the bound of {max} for a case",
-                    text.len()
+                    "{len} bytes, over the bound of {MAX_CASE_LEN} for a case"
                 ))
             } else {
                 serde_json::from_str(text).map_err(|e| e.to_string())

@@ -1,9 +1,10 @@
 //! `kemsphinx verify`'s two run-wide bounds: its memory does not grow with
 //! the number or size of files or failing cases (three files of `{}` cases
 //! at the size bound, 8.4 million failures, stay under 100 MB, with and
-//! without `--json`; a case longer than its bound is refused unparsed), and
-//! a folder walk never reads outside the folder, even while its entries
-//! are swapped for links between the listing and the open.
+//! without `--json`; a case longer than its bound, or a `schema` that is
+//! not a string, is refused unparsed), and a folder walk never reads
+//! outside the folder, even while its entries are swapped for links
+//! between the listing and the open.
 #![cfg(target_os = "linux")]
 // Tests unwrap, index and panic freely.
 #![allow(
@@ -126,6 +127,27 @@ fn a_case_over_its_bound_is_a_failure_not_parsed_and_memory_stays_bounded() {
         peak / 1024
     );
     assert!(peak > 0 && peak < 160 * 1024, "peak {peak} KiB");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_schema_that_is_not_a_string_is_refused_unparsed() {
+    let dir = scratch("schema-bound");
+    let schema = one_key_objects(7 << 20);
+    let text = format!(r#"{{"schema":{schema},"kind":"kem","cases":[{{}}]}}"#);
+    let path = dir.join("big-schema.json");
+    fs::write(&path, &text).unwrap();
+    let (out, peak) = verify_peak(&[path.to_str().unwrap()]);
+    let why = "invalid type: sequence, expected a string at line 1 column 10";
+    let want = format!("FAIL {} -: {why}\n0 passed, 1 failed\n", path.display());
+    assert_eq!(out, want);
+    // The file's text only: parsed as a JSON value, it took 683 MiB.
+    println!(
+        "a schema of {} bytes refused, peak {} MiB",
+        schema.len(),
+        peak / 1024
+    );
+    assert!(peak > 0 && peak < 50 * 1024, "peak {peak} KiB");
     fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -245,7 +245,7 @@ impl Report {
             Ok(header) => header,
             Err(why) => return self.fail(path, "-", why),
         };
-        let schema = match header.schema.as_ref().and_then(Value::as_str) {
+        let schema = match header.schema.as_deref() {
             Some(SCHEMA) => None,
             Some(other) => Some(format!("unknown schema `{other}`")),
             None => Some("no `schema` field".to_owned()),
@@ -256,7 +256,7 @@ impl Report {
         let Some(cases) = header.cases.filter(|c| c.get().starts_with('[')) else {
             return self.fail(path, "-", "no `cases` list".into());
         };
-        let kind = header.kind.as_ref().and_then(Value::as_str).unwrap_or("");
+        let kind = header.kind.as_deref().unwrap_or("");
         let check: fn(&str, &Value) -> crate::json::Outcome = match kind {
             "aez" | "kdf" | "stream" | "mac" | "replay_tag" => primitives::primitive,
             "kem" => |_, c| primitives::kem(c),

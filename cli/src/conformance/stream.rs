@@ -17,13 +17,15 @@ use serde_json::value::RawValue;
 
 use super::MAX_CASE_LEN;
 
-/// What the first pass found.
+/// What the first pass found. `schema` and `kind` are read only as
+/// strings: anything else is refused where it starts, never parsed (as a
+/// `Value`, a list of `{"":0}` in `schema` took 683 MiB).
 #[derive(Deserialize)]
 pub(super) struct Header<'a> {
-    /// `schema`, if present (any JSON value; the caller judges it).
-    pub(super) schema: Option<Value>,
+    /// `schema`, if present (the caller judges it).
+    pub(super) schema: Option<String>,
     /// `kind`, if present.
-    pub(super) kind: Option<Value>,
+    pub(super) kind: Option<String>,
     /// The text of `cases`, if present.
     #[serde(borrow)]
     pub(super) cases: Option<&'a RawValue>,
@@ -33,7 +35,8 @@ pub(super) struct Header<'a> {
 ///
 /// # Errors
 /// Why the text is not one `kemsphinx-vectors/1`-shaped object: not JSON
-/// (serde_json's message), another JSON value, or a repeated key.
+/// (serde_json's message), another JSON value, a repeated key, or a
+/// `schema` or `kind` that is not a string.
 pub(super) fn header(text: &[u8]) -> Result<Header<'_>, String> {
     // serde would also read a list as a header's fields in order: only an
     // object is one.

@@ -32,8 +32,8 @@
 //! most about 100 times as many bytes: 100 MiB), and the first
 //! [`MAX_KEPT_FAILURES`] failures (ids and reasons cut to
 //! [`MAX_FAILURE_TEXT`] characters; the rest are counted). Beyond that a
-//! walk holds the names of the folder it is listing and 16 bytes per file
-//! and folder visited.
+//! walk holds the names of the folder it is listing and about 20 bytes per
+//! file and folder visited.
 
 mod negative;
 mod packets;

@@ -8,8 +8,8 @@
 //! the bound all the same, so a file that grows meanwhile is refused
 //! rather than read without end.
 
-use std::fs::{File, Metadata, OpenOptions};
-use std::io::Read;
+use std::fs::{File, Metadata};
+use std::io::{self, Read};
 use std::path::Path;
 
 /// Open `path` for reading without blocking on a FIFO or device, and the
@@ -17,12 +17,23 @@ use std::path::Path;
 ///
 /// # Errors
 /// The I/O error.
-pub fn open(path: &Path) -> std::io::Result<(File, Metadata)> {
-    let mut options = OpenOptions::new();
-    options.read(true);
+pub fn open(path: &Path) -> io::Result<(File, Metadata)> {
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let file = options.open(path)?;
+    let file = {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        File::from(rustix::fs::open(path, flags, Mode::empty())?)
+    };
+    #[cfg(not(unix))]
+    let file = File::open(path)?;
+    with_metadata(file)
+}
+
+/// An opened file and its own metadata.
+///
+/// # Errors
+/// The I/O error.
+pub fn with_metadata(file: File) -> io::Result<(File, Metadata)> {
     let meta = file.metadata()?;
     Ok((file, meta))
 }

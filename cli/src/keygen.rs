@@ -68,12 +68,9 @@ pub fn main(args: &[OsString]) -> ExitCode {
     let files = KeyFiles::new(&dir, &name);
     match generate().and_then(|key| write_key_pair(&dir, &files, &key)) {
         Ok(modes) => {
-            for (file, what, mode) in [
-                (&files.public, "public", modes.public),
-                (&files.private, "private", modes.private),
-            ] {
-                println!("wrote {} ({what}, mode {mode:04o})", file.display());
-            }
+            let (public, private) = (files.public.display(), files.private.display());
+            println!("wrote {public} (public, mode {:04o})", modes.public);
+            println!("wrote {private} (private, mode {:04o})", modes.private);
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -231,14 +228,12 @@ fn permissions(file: &File) -> io::Result<u32> {
 
 /// Flush the folder's entries (the new names) to disk, where that can be
 /// done. Best effort: the files are complete and named already, and a
-/// failure here must not make the caller remove them.
+/// failure here (or a system that cannot open a folder as a file) must
+/// not make the caller remove them.
 fn sync_dir(dir: &Path) {
-    #[cfg(unix)]
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
-    #[cfg(not(unix))]
-    let _ = dir;
 }
 
 /// Create `dir` (and parents) with mode 0700 if it does not exist.

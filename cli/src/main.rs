@@ -1,12 +1,5 @@
 //! `kemsphinx`: conformance vectors, packet inspection and key generation
-//! for KEMSphinx (MLKEM768-X25519).
-//!
-//! ```text
-//! kemsphinx verify [--json] PATH...
-//! kemsphinx generate [--seed HEX32] DIR
-//! kemsphinx inspect FILE [--key KEYFILE] [--out FILE]
-//! kemsphinx keygen --out DIR [--name NAME]
-//! ```
+//! for KEMSphinx (MLKEM768-X25519), as [`USAGE`] says.
 
 use std::ffi::OsString;
 use std::path::Path;

@@ -10,6 +10,9 @@
     clippy::panic
 )]
 
+mod common;
+
+use common::scratch;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -32,14 +35,6 @@ fn stdout(out: &Output) -> String {
 /// The repository root.
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// A fresh, empty scratch folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kemsphinx-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// The `*.json` file names in a folder.
@@ -164,6 +159,12 @@ fn write_binary(dir: &Path, name: &str, hex_text: &Value) -> PathBuf {
     path
 }
 
+/// `kemsphinx inspect FILE --key KEY`.
+fn inspect_with(file: &Path, key: &Path) -> Output {
+    let (file, key) = (file.to_str().unwrap(), key.to_str().unwrap());
+    kemsphinx(&["inspect", file, "--key", key])
+}
+
 #[test]
 fn inspect_shows_the_public_layout_without_a_key() {
     let dir = scratch("inspect-layout");
@@ -214,44 +215,17 @@ fn inspect_with_a_raw_key_unwraps_and_writes_what_the_hop_outputs() {
     let pem = kemsphinx::PrivateKey::try_from(&raw[..]).unwrap().to_pem();
     let pem_file = dir.join("k0.pem");
     std::fs::write(&pem_file, &pem[..]).unwrap();
-    let out = kemsphinx(&[
-        "inspect",
-        packet.to_str().unwrap(),
-        "--key",
-        pem_file.to_str().unwrap(),
-    ]);
-    assert!(
-        stdout(&out).contains("result         ok_forward"),
-        "{}",
-        stdout(&out)
-    );
+    let text = stdout(&inspect_with(&packet, &pem_file));
+    assert!(text.contains("result         ok_forward"), "{text}");
 
     let last = write_hex(&dir, "p3.hex", &case["packets"][3]);
     let key3 = write_hex(&dir, "k3.hex", &case["nodes"][3]["private_key"]);
-    let out = kemsphinx(&[
-        "inspect",
-        last.to_str().unwrap(),
-        "--key",
-        key3.to_str().unwrap(),
-    ]);
-    assert!(
-        stdout(&out).contains("result         ok_deliver"),
-        "{}",
-        stdout(&out)
-    );
+    let text = stdout(&inspect_with(&last, &key3));
+    assert!(text.contains("result         ok_deliver"), "{text}");
 
-    let out = kemsphinx(&[
-        "inspect",
-        packet.to_str().unwrap(),
-        "--key",
-        key3.to_str().unwrap(),
-    ]);
+    let out = inspect_with(&packet, &key3);
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stdout(&out).contains("result         err_mac"),
-        "{}",
-        stdout(&out)
-    );
+    assert!(stdout(&out).contains("result         err_mac"), "{out:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -261,12 +235,7 @@ fn inspect_unwraps_a_surb_reply_and_explains_unusable_keys() {
     let case = &own("surb.json")["cases"][0];
     let surb = write_hex(&dir, "surb.hex", &case["surb"]);
     let key = write_hex(&dir, "k0.hex", &case["nodes"][0]["private_key"]);
-    let out = kemsphinx(&[
-        "inspect",
-        surb.to_str().unwrap(),
-        "--key",
-        key.to_str().unwrap(),
-    ]);
+    let out = inspect_with(&surb, &key);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}");
     assert!(
@@ -277,12 +246,7 @@ fn inspect_unwraps_a_surb_reply_and_explains_unusable_keys() {
 
     let pem = dir.join("key.pem");
     std::fs::write(&pem, "-----BEGIN KEM PRIVATE KEY-----\n").unwrap();
-    let out = kemsphinx(&[
-        "inspect",
-        surb.to_str().unwrap(),
-        "--key",
-        pem.to_str().unwrap(),
-    ]);
+    let out = inspect_with(&surb, &pem);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("PEM"));
 

@@ -4,7 +4,9 @@
 // Tests unwrap, index and panic freely.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use std::path::PathBuf;
+mod common;
+
+use common::scratch;
 
 use chacha20::ChaCha20Rng;
 use kemsphinx::PrivateKey;
@@ -13,13 +15,6 @@ use kemsphinx_cli::keyfile::{
 };
 use rand_core::SeedableRng;
 use zeroize::Zeroizing;
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kemsphinx-keyfile-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn key() -> PrivateKey {
     PrivateKey::generate(&mut ChaCha20Rng::seed_from_u64(1))

@@ -1,8 +1,10 @@
 //! `kemsphinx verify`'s two run-wide bounds: its memory does not grow with
-//! the number or size of files or failing cases (three 16 MiB files of
-//! `{}` cases, 16.8 million failures, stay under 100 MB, with and without
-//! `--json`), and a folder walk never reads outside the folder, even while
-//! its entries are swapped for links between the listing and the open.
+//! the number or size of files or failing cases (three files of `{}` cases
+//! at the size bound, 8.4 million failures, stay under 100 MB, with and
+//! without `--json`; a case longer than its bound, or a `schema` that is
+//! not a string, is refused unparsed), and a folder walk never reads
+//! outside the folder, even while its entries are swapped for links
+//! between the listing and the open.
 #![cfg(target_os = "linux")]
 // Tests unwrap, index and panic freely.
 #![allow(
@@ -12,70 +14,37 @@
     clippy::panic
 )]
 
+mod common;
+
 use std::fs;
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// A fresh, empty scratch folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "kemsphinx-verify-bounds-{}-{name}",
-        std::process::id()
-    ));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::scratch;
+use kemsphinx_cli::conformance::{MAX_CASE_LEN, MAX_FILE_LEN};
 
 /// `kemsphinx verify ARGS`: its standard output, and its peak resident
-/// memory in KiB (`VmHWM`, read from /proc while it runs: a high-water
-/// mark, so the last reading is the peak up to a few milliseconds before
-/// the end).
+/// memory in KiB.
 fn verify_peak(args: &[&str]) -> (String, u64) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kemsphinx"))
-        .arg("verify")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        out.read_to_string(&mut text).unwrap();
-        text
-    });
-    let status = format!("/proc/{}/status", child.id());
-    let mut peak = 0;
-    while child.try_wait().unwrap().is_none() {
-        if let Ok(text) = fs::read_to_string(&status) {
-            let hwm = text
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok());
-            peak = peak.max(hwm.unwrap_or(0));
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    (reader.join().unwrap(), peak)
+    let (out, peak) = common::verify(args, Duration::from_secs(300));
+    let out = out.expect("verify did not end");
+    (String::from_utf8(out.stdout).unwrap(), peak)
 }
 
 #[test]
-fn three_16_mib_files_of_empty_cases_stay_under_100_mb_with_and_without_json() {
+fn three_files_of_empty_cases_at_the_bound_stay_under_100_mb_with_and_without_json() {
     let dir = scratch("memory");
     let head = br#"{"schema":"kemsphinx-vectors/1","kind":"kem","cases":["#;
-    let cases = (16 << 20) / 3 - head.len();
+    let max = usize::try_from(MAX_FILE_LEN).unwrap();
+    let cases = (max - head.len() - 1) / 3;
     let mut text = head.to_vec();
     for n in 0..cases {
         text.extend_from_slice(if n == 0 { b"{}" } else { b",{}" });
     }
     text.extend_from_slice(b"]}");
-    assert!(text.len() <= 16 << 20);
+    assert!(text.len() <= max && text.len() > max - 3, "at the bound");
     let files: Vec<String> = (0..3)
         .map(|i| {
             let path = dir.join(format!("empty-{i}.json"));
@@ -111,6 +80,74 @@ fn three_16_mib_files_of_empty_cases_stay_under_100_mb_with_and_without_json() {
     assert_eq!(doc["failures_not_shown"], failed - 1_000);
     println!("json: peak {} MiB", peak / 1024);
     assert!(peak > 0 && peak < 100 * 1024, "peak {peak} KiB");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A list of `{"":0}` about `len` bytes long: the JSON serde_json holds
+/// in the most memory for its length, about 100 times.
+fn one_key_objects(len: usize) -> String {
+    format!("[{}]", vec![r#"{"":0}"#; len / 7].join(","))
+}
+
+#[test]
+fn a_case_over_its_bound_is_a_failure_not_parsed_and_memory_stays_bounded() {
+    let dir = scratch("case-bound");
+    let under = one_key_objects(MAX_CASE_LEN - 32);
+    let over = one_key_objects(6 << 20);
+    let cases = [
+        format!(r#"{{"id":"under","a":{under}}}"#),
+        format!(r#"{{"id":"over","a":{over}}}"#),
+        "{}".into(),
+    ];
+    let text = format!(
+        r#"{{"schema":"kemsphinx-vectors/1","kind":"kem","cases":[{}]}}"#,
+        cases.join(",")
+    );
+    assert!((MAX_CASE_LEN - 32..=MAX_CASE_LEN).contains(&cases[0].len()));
+    assert!(text.len() <= usize::try_from(MAX_FILE_LEN).unwrap());
+    let path = dir.join("big-cases.json");
+    fs::write(&path, &text).unwrap();
+    let (out, peak) = verify_peak(&[path.to_str().unwrap()]);
+    let shown = path.display();
+    let over_len = cases[1].len();
+    assert_eq!(
+        out,
+        format!(
+            "FAIL {shown} under: missing field `op`\n\
+             FAIL {shown} #1: {over_len} bytes, over the bound of {MAX_CASE_LEN} for a case\n\
+             FAIL {shown} #2: missing field `op`\n\
+             0 passed, 3 failed\n"
+        )
+    );
+    // The file's text, and the case under the bound parsed (about 100 MiB);
+    // parsing the other would take about 600 MiB.
+    println!(
+        "a case of {} bytes refused, peak {} MiB",
+        over_len,
+        peak / 1024
+    );
+    assert!(peak > 0 && peak < 160 * 1024, "peak {peak} KiB");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_schema_that_is_not_a_string_is_refused_unparsed() {
+    let dir = scratch("schema-bound");
+    let schema = one_key_objects(7 << 20);
+    let text = format!(r#"{{"schema":{schema},"kind":"kem","cases":[{{}}]}}"#);
+    let path = dir.join("big-schema.json");
+    fs::write(&path, &text).unwrap();
+    let (out, peak) = verify_peak(&[path.to_str().unwrap()]);
+    let why = "invalid type: sequence, expected a string at line 1 column 10";
+    let want = format!("FAIL {} -: {why}\n0 passed, 1 failed\n", path.display());
+    assert_eq!(out, want);
+    // The file's text only: parsed as a JSON value, it took 683 MiB.
+    println!(
+        "a schema of {} bytes refused, peak {} MiB",
+        schema.len(),
+        peak / 1024
+    );
+    assert!(peak > 0 && peak < 50 * 1024, "peak {peak} KiB");
     fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -12,65 +12,20 @@
     clippy::panic
 )]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use common::scratch;
+use kemsphinx_cli::conformance::MAX_FILE_LEN;
 use serde_json::{Value, json};
-
-/// A fresh, empty scratch folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "kemsphinx-verify-hostile-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// `kemsphinx verify ARGS`, killed if it runs longer than `limit` (then
 /// `None`).
 fn verify(args: &[&Path], limit: Duration) -> Option<Output> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kemsphinx"))
-        .arg("verify")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Read the output as it comes, so a chatty child cannot block on a
-    // full pipe.
-    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let out = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut out, &mut v).unwrap();
-        v
-    });
-    let err = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut err, &mut v).unwrap();
-        v
-    });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
-    status.map(|status| Output {
-        status,
-        stdout,
-        stderr,
-    })
+    common::verify(args, limit).0
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -122,6 +77,50 @@ fn a_list_in_the_go_aez_format_is_a_fail_line_not_a_second_runner() {
 }
 
 #[test]
+fn documents_of_another_shape_are_fail_lines_and_key_order_does_not_matter() {
+    let dir = scratch("shapes");
+    let head = r#""schema":"kemsphinx-vectors/1","kind":"kem""#;
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    let files = [
+        // A list whose items could be read as the header's fields in order.
+        ("a", r#"["kemsphinx-vectors/1","kem",[{}]]"#.to_owned()),
+        ("b", format!(r#"{{{head},"schema":"x","cases":[{{}}]}}"#)),
+        ("c", format!(r#"{{{head},"cases":{{}}}}"#)),
+        ("d", format!(r#"{{{head},"cases":[]}}"#)),
+        ("e", format!(r#"{{{head},"cases":[{{}}]}} x"#)),
+        (
+            "f",
+            format!(r#"{{"cases":[{{"id":"f0"}},{deep},{{"id":"f2"}}],{head}}}"#),
+        ),
+    ];
+    for (name, text) in &files {
+        std::fs::write(dir.join(format!("{name}.json")), text).unwrap();
+    }
+    let (code, lines) = verify_lines(&[&dir], Duration::from_secs(20));
+    assert_eq!(code, Some(1));
+    let at = |name: &str| format!("FAIL {} ", dir.join(format!("{name}.json")).display());
+    let want = [
+        format!("{}-: not a kemsphinx-vectors/1 object", at("a")),
+        format!("{}-: duplicate field `schema` at line 1 column 53", at("b")),
+        format!("{}-: no `cases` list", at("c")),
+        format!("{}-: no cases", at("d")),
+        format!(
+            "{}-: not JSON: trailing characters at line 1 column 60",
+            at("e")
+        ),
+        format!("{}f0: missing field `op`", at("f")),
+        format!(
+            "{}#1: recursion limit exceeded at line 1 column 128",
+            at("f")
+        ),
+        format!("{}f2: missing field `op`", at("f")),
+        "0 passed, 8 failed".to_owned(),
+    ];
+    assert_eq!(lines, want);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_3_gb_file_fails_at_once_in_less_than_256_mib() {
     let dir = scratch("big");
     let big = dir.join("big.json");
@@ -146,7 +145,7 @@ fn a_3_gb_file_fails_at_once_in_less_than_256_mib() {
         text(&out.stdout),
         fail_line(
             &big,
-            "3000000000 bytes, over the bound of 16777216\n0 passed, 1 failed\n"
+            &format!("3000000000 bytes, over the bound of {MAX_FILE_LEN}\n0 passed, 1 failed\n")
         )
     );
     assert!(took < Duration::from_secs(5), "took {took:?}");
@@ -157,7 +156,13 @@ fn a_3_gb_file_fails_at_once_in_less_than_256_mib() {
 fn a_fifo_or_device_is_a_fail_line_and_never_blocks() {
     let dir = scratch("fifo");
     let fifo = dir.join("fifo.json");
-    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    // And one not named like a vector file, which a walk passes over
+    // without opening it.
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .arg(dir.join("pipe"))
+        .status()
+        .unwrap();
     assert!(made.success());
     // Named, and met while walking a folder: both refused, neither blocks
     // (nothing ever writes to the FIFO).
@@ -182,12 +187,12 @@ fn a_fifo_or_device_is_a_fail_line_and_never_blocks() {
             format!("{cases} passed, 1 failed"),
         ]
     );
-    // A folder named as a file is a failure too, from the opened folder.
-    let mut report = kemsphinx_cli::conformance::Report::default();
-    report.verify_file(&dir);
+    // A folder named where a file is read (`inspect`'s FILE or `--key`)
+    // is refused from the opened folder.
+    let refused = kemsphinx_cli::keyfile::read_input(&dir).unwrap_err();
     assert_eq!(
-        report.failure_lines(),
-        fail_line(&dir, "not a regular file (a folder)\n")
+        refused,
+        format!("{}: not a regular file (a folder)", dir.display())
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -12,23 +12,28 @@
 //!
 //! A path named on the command line is followed if it is a link; inside a
 //! folder no link is followed (a `*.json` link there is a failure), so a
-//! walk never leaves the folder it was given: on Unix every entry is
-//! opened relative to its folder with `O_NOFOLLOW`, so an entry swapped
-//! for a link after the folder was listed is refused, not followed. Every file and folder is
-//! visited at most once per run, told apart by device and inode (by
-//! canonical path off Unix): a file named twice counts once. Only regular
-//! files of at most [`MAX_FILE_LEN`] bytes are read; anything else named
-//! (a folder's `*.json` FIFO, a device, `/dev/zero`, a 3 GB file) is a
-//! failure found from the opened file's metadata, without blocking and
+//! walk never leaves the folder it was given: every entry is opened
+//! relative to its folder with `O_NOFOLLOW`, so an entry swapped for a
+//! link after the folder was listed is refused, not followed. Without
+//! `openat` (off Unix) a folder is a failure, not walked. Every file and
+//! folder is visited at most once per run, told apart by device and inode
+//! (by canonical path off Unix): a file named twice counts once. Only
+//! regular files of at most [`MAX_FILE_LEN`] bytes are read; anything else
+//! named (a folder's `*.json` FIFO, a device, `/dev/zero`, a 3 GB file) is
+//! a failure found from the opened file's metadata, without blocking and
 //! without reading it. Paths are kept as the operating system gives them
-//! (not necessarily UTF-8) and printed lossily.
-//! Text from the files (case ids, kinds, schemas) and file names are
-//! printed with control characters escaped ([`printable`]).
+//! (not necessarily UTF-8) and printed lossily. Text from the files (case
+//! ids, kinds, schemas) and file names are printed with control
+//! characters escaped ([`printable`]).
 //!
-//! A run's memory is bounded, whatever the number of files or cases: a
-//! file is parsed one case at a time, and only the first
-//! [`MAX_KEPT_FAILURES`] failures are kept (cut to [`MAX_FAILURE_TEXT`]
-//! characters); the rest are counted.
+//! A run's memory is bounded, whatever the number of files or cases: one
+//! file's text (at most [`MAX_FILE_LEN`]), one case parsed from it at a
+//! time (at most [`MAX_CASE_LEN`] of text, which serde_json holds in at
+//! most about 100 times as many bytes: 100 MiB), and the first
+//! [`MAX_KEPT_FAILURES`] failures (ids and reasons cut to
+//! [`MAX_FAILURE_TEXT`] characters; the rest are counted). Beyond that a
+//! walk holds the names of the folder it is listing and about 20 bytes per
+//! file and folder visited.
 
 mod negative;
 mod packets;
@@ -48,16 +53,23 @@ use crate::files;
 pub(crate) use negative::negative as check_negative;
 pub use negative::{action_class, error_class};
 
-/// The largest vector file read: 16 MiB, seven times the largest real one
+/// The largest vector file read: 8 MiB, 3.6 times the largest real one
 /// (`vectors/own/negative.json`, 2.3 MB).
-pub const MAX_FILE_LEN: u64 = 16 << 20;
+pub const MAX_FILE_LEN: u64 = 8 << 20;
+
+/// The largest case read: 1 MiB, 4.6 times the largest real one (a `surb`
+/// case, 228 KB). serde_json holds a case in up to about 100 times its
+/// text (1.6 GB for a 16 MiB list of `{"":0}`), so this bounds a run's
+/// memory where [`MAX_FILE_LEN`] alone would not; a longer case is a
+/// failure, not parsed.
+pub const MAX_CASE_LEN: usize = 1 << 20;
 
 /// The schema this runner understands.
 pub const SCHEMA: &str = "kemsphinx-vectors/1";
 
 /// The failures a run keeps to print: the first 1,000. The rest are
 /// counted, never stored, so that a run's memory does not grow with the
-/// number of failing cases (a 16 MiB file of `{}` holds 5.6 million).
+/// number of failing cases (an 8 MiB file of `{}` holds 2.8 million).
 pub const MAX_KEPT_FAILURES: usize = 1_000;
 
 /// The longest case id or reason kept, in characters; longer ones are cut
@@ -116,16 +128,13 @@ fn file_id(path: &Path, _meta: &Metadata) -> std::io::Result<FileId> {
 /// (`\u{1b}`, `\n`, `\\`), so that text from a vector file cannot move the
 /// cursor, rewrite a line or reorder what a terminal shows.
 #[must_use]
-pub fn printable(text: &str) -> Cow<'_, str> {
+pub fn printable(text: &str) -> String {
     let escape = |c: char| {
         c.is_control()
             || c == '\\'
             || matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
     };
-    if !text.chars().any(escape) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
+    let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if escape(c) {
             out.extend(c.escape_default());
@@ -133,26 +142,23 @@ pub fn printable(text: &str) -> Cow<'_, str> {
             out.push(c);
         }
     }
-    Cow::Owned(out)
+    out
 }
 
 impl Report {
     /// Verify a file, or every `*.json` file under a folder (sorted,
     /// recursive), as the module documentation says.
     pub fn verify_path(&mut self, path: &Path) {
-        match fs::metadata(path) {
-            Ok(meta) if meta.is_dir() => self.walk_named(path),
-            Ok(_) => self.verify_file(path),
-            Err(e) => self.fail(path, "-", format!("cannot read: {e}")),
-        }
+        self.visit(path, files::open(path));
     }
 
-    /// Walk a folder named on the command line (a link to one is followed).
-    #[cfg(unix)]
-    fn walk_named(&mut self, dir: &Path) {
-        match fs::File::open(dir) {
-            Ok(opened) => self.walk(dir, std::os::fd::OwnedFd::from(opened)),
-            Err(e) => self.fail(dir, "-", format!("cannot read folder: {e}")),
+    /// What was opened, judged by its own metadata: a folder is walked,
+    /// anything else is a vector file.
+    fn visit(&mut self, path: &Path, opened: std::io::Result<(fs::File, Metadata)>) {
+        match opened {
+            Ok((file, meta)) if meta.is_dir() => self.walk(path, file, &meta),
+            Ok((file, meta)) => self.verify_opened(path, file, &meta),
+            Err(e) => self.fail(path, "-", format!("cannot read: {e}")),
         }
     }
 
@@ -162,51 +168,34 @@ impl Report {
     /// entry swapped for a link after the folder was listed is refused
     /// at the open, never followed.
     #[cfg(unix)]
-    fn walk(&mut self, dir: &Path, fd: std::os::fd::OwnedFd) {
+    fn walk(&mut self, dir: &Path, opened: fs::File, meta: &Metadata) {
         use rustix::fs::{Mode, OFlags};
-        let opened = fs::File::from(fd);
-        let meta = match opened.metadata() {
-            Ok(meta) => meta,
-            Err(e) => return self.fail(dir, "-", format!("cannot read folder: {e}")),
-        };
-        if !self.first_visit(dir, &meta) {
+        use std::ffi::{OsStr, OsString};
+        use std::os::unix::ffi::OsStrExt;
+        if !self.first_visit(dir, meta) {
             return;
         }
-        let mut names: Vec<(std::ffi::OsString, bool)> = match rustix::fs::Dir::read_from(&opened) {
-            Ok(entries) => entries
-                .filter_map(Result::ok)
-                .map(|e| {
-                    use std::os::unix::ffi::OsStrExt;
-                    let name = std::ffi::OsStr::from_bytes(e.file_name().to_bytes()).to_owned();
-                    let folder = matches!(
-                        e.file_type(),
-                        rustix::fs::FileType::Directory | rustix::fs::FileType::Unknown
-                    );
-                    (name, folder)
-                })
-                .filter(|(name, _)| name != "." && name != "..")
-                .collect(),
+        let listing = match rustix::fs::Dir::read_from(&opened) {
+            Ok(listing) => listing,
             Err(e) => return self.fail(dir, "-", format!("cannot read folder: {e}")),
         };
+        let mut names: Vec<OsString> = listing
+            .filter_map(|e| Some(OsStr::from_bytes(e.ok()?.file_name().to_bytes()).into()))
+            .filter(|name| name != "." && name != "..")
+            .collect();
         names.sort();
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        for (name, listed_as_folder) in names {
+        for name in names {
             let entry = dir.join(&name);
             let json = entry.extension().is_some_and(|x| x == "json");
-            if !json && !listed_as_folder {
-                continue;
-            }
-            // A folder that is not `*.json` is opened only as a folder, so
-            // that nothing else (a device, a FIFO) is ever opened by a walk.
-            let flags = if json {
-                flags
-            } else {
-                flags | OFlags::DIRECTORY
-            };
+            // Any other name is opened only if it is a folder
+            // (`O_DIRECTORY`), so that nothing else (a device, a FIFO) is
+            // ever opened by a walk.
+            let mut flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            flags.set(OFlags::DIRECTORY, !json);
             match rustix::fs::openat(&opened, name.as_os_str(), flags, Mode::empty()) {
-                Ok(fd) => self.visit(&entry, fs::File::from(fd)),
-                // A link (`ELOOP`), or a folder no longer a folder: not
-                // followed; a `*.json` one is a failure.
+                Ok(fd) => self.visit(&entry, files::with_metadata(fd.into())),
+                // A link (`ELOOP`), or not a folder: not followed or not
+                // opened; a `*.json` link is a failure.
                 Err(rustix::io::Errno::LOOP) if json => {
                     let why = "a link: followed only when named, never inside a folder";
                     self.fail(&entry, "-", why.into());
@@ -217,58 +206,13 @@ impl Report {
         }
     }
 
-    /// An entry opened during a walk: a folder is walked, anything else is
-    /// a vector file (and judged as [`Report::verify_file`] judges).
-    #[cfg(unix)]
-    fn visit(&mut self, entry: &Path, file: fs::File) {
-        match file.metadata() {
-            Ok(meta) if meta.is_dir() => self.walk(entry, file.into()),
-            Ok(meta) => self.verify_opened(entry, file, &meta),
-            Err(e) => self.fail(entry, "-", format!("cannot read: {e}")),
-        }
-    }
-
-    /// Walk a folder named on the command line. Without `openat` (off
-    /// Unix), entries are looked at by path: a link is still never
-    /// followed when seen, but an entry swapped for one between the look
-    /// and the open would be.
+    /// Off Unix a folder is refused, not walked: without `openat`, an
+    /// entry swapped for a link between the listing and the open would be
+    /// followed out of the folder. Its files can still be named.
     #[cfg(not(unix))]
-    fn walk_named(&mut self, dir: &Path) {
-        match fs::metadata(dir) {
-            Ok(meta) => self.walk(dir, &meta),
-            Err(e) => self.fail(dir, "-", format!("cannot read folder: {e}")),
-        }
-    }
-
-    /// Walk a folder by path (see [`Report::walk_named`]).
-    #[cfg(not(unix))]
-    fn walk(&mut self, dir: &Path, meta: &Metadata) {
-        if !self.first_visit(dir, meta) {
-            return;
-        }
-        let mut entries: Vec<(PathBuf, fs::FileType)> = match fs::read_dir(dir) {
-            Ok(rd) => rd
-                .filter_map(|e| e.ok().and_then(|e| Some((e.path(), e.file_type().ok()?))))
-                .collect(),
-            Err(e) => return self.fail(dir, "-", format!("cannot read folder: {e}")),
-        };
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        for (entry, kind) in entries {
-            if kind.is_dir() {
-                match fs::symlink_metadata(&entry) {
-                    Ok(meta) if meta.is_dir() => self.walk(&entry, &meta),
-                    Ok(_) => {}
-                    Err(e) => self.fail(&entry, "-", format!("cannot read folder: {e}")),
-                }
-            } else if entry.extension().is_some_and(|x| x == "json") {
-                if kind.is_symlink() {
-                    let why = "a link: followed only when named, never inside a folder";
-                    self.fail(&entry, "-", why.into());
-                } else {
-                    self.verify_file(&entry);
-                }
-            }
-        }
+    fn walk(&mut self, dir: &Path, _: fs::File, _: &Metadata) {
+        let why = "a folder: walked only on Unix (no `openat` here); name its files";
+        self.fail(dir, "-", why.into());
     }
 
     /// Whether this file or folder is seen for the first time in this run.
@@ -276,15 +220,8 @@ impl Report {
         file_id(path, meta).map_or(true, |id| self.visited.insert(id))
     }
 
-    /// Verify one file (a regular file of at most [`MAX_FILE_LEN`] bytes).
-    pub fn verify_file(&mut self, path: &Path) {
-        match files::open(path) {
-            Ok((file, meta)) => self.verify_opened(path, file, &meta),
-            Err(e) => self.fail(path, "-", format!("cannot read: {e}")),
-        }
-    }
-
-    /// Verify an opened file, judged by its own metadata `meta`.
+    /// Verify an opened file (a regular file of at most [`MAX_FILE_LEN`]
+    /// bytes), judged by its own metadata `meta`.
     fn verify_opened(&mut self, path: &Path, file: fs::File, meta: &Metadata) {
         if !self.first_visit(path, meta) {
             return;
@@ -308,7 +245,7 @@ impl Report {
             Ok(header) => header,
             Err(why) => return self.fail(path, "-", why),
         };
-        let schema = match header.schema.as_ref().and_then(Value::as_str) {
+        let schema = match header.schema.as_deref() {
             Some(SCHEMA) => None,
             Some(other) => Some(format!("unknown schema `{other}`")),
             None => Some("no `schema` field".to_owned()),
@@ -316,10 +253,10 @@ impl Report {
         if let Some(why) = schema {
             return self.fail(path, "-", format!("{why} (this runner reads {SCHEMA})"));
         }
-        let Some(count) = header.cases else {
+        let Some(cases) = header.cases.filter(|c| c.get().starts_with('[')) else {
             return self.fail(path, "-", "no `cases` list".into());
         };
-        let kind = header.kind.as_ref().and_then(Value::as_str).unwrap_or("");
+        let kind = header.kind.as_deref().unwrap_or("");
         let check: fn(&str, &Value) -> crate::json::Outcome = match kind {
             "aez" | "kdf" | "stream" | "mac" | "replay_tag" => primitives::primitive,
             "kem" => |_, c| primitives::kem(c),
@@ -328,25 +265,27 @@ impl Report {
             "negative" => |_, c| negative::negative(c),
             other => return self.fail(path, "-", format!("unknown kind `{other}`")),
         };
-        if count == 0 {
-            return self.fail(path, "-", "no cases".into());
-        }
-        *self.kinds.entry(kind.to_owned()).or_default() += count;
-        let streamed = stream::cases(text, &mut |n, case| {
-            let id = case
-                .get("id")
-                .and_then(Value::as_str)
-                .map_or_else(|| format!("#{n}"), str::to_owned);
+        let mut count = 0;
+        let streamed = stream::cases(cases, &mut |case| {
+            let id = case.as_ref().ok().and_then(|c| c.get("id")?.as_str());
+            let id = id.map_or_else(|| format!("#{count}"), str::to_owned);
+            count += 1;
             // A panic is caught and counted as the case's failure.
-            match catch_unwind(AssertUnwindSafe(|| check(kind, &case))) {
-                Ok(Ok(())) => self.passed += 1,
-                Ok(Err(reason)) => self.fail(path, &id, reason),
-                Err(_) => self.fail(path, &id, "PANIC".into()),
+            let outcome = case.and_then(|case| {
+                catch_unwind(AssertUnwindSafe(|| check(kind, &case))).unwrap_or(Err("PANIC".into()))
+            });
+            match outcome {
+                Ok(()) => self.passed += 1,
+                Err(reason) => self.fail(path, &id, reason),
             }
         });
         if let Err(why) = streamed {
             self.fail(path, "-", why);
         }
+        if count == 0 {
+            return self.fail(path, "-", "no cases".into());
+        }
+        *self.kinds.entry(kind.to_owned()).or_default() += count;
     }
 
     /// Record a failure: counted always, kept while fewer than

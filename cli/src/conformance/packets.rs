@@ -2,14 +2,13 @@
 //! packet the reference created recreated here byte for byte.
 
 use kemsphinx::geometry::{
-    ENCRYPTED_REPLY_LEN, HOPS, KEM_CIPHERTEXT_LEN, PACKET_LEN, PRIVATE_KEY_LEN, SHARED_SECRET_LEN,
-    SURB_LEN, layout,
+    ENCRYPTED_REPLY_LEN, HOPS, KEM_CIPHERTEXT_LEN, PACKET_LEN, SHARED_SECRET_LEN, SURB_LEN, layout,
 };
 use kemsphinx::{Command, NodeId, Path, PrivateKey, PublicKey, Surb, SurbKeys, hazmat};
 use kemsphinx_support::decode;
 use serde_json::Value;
 
-use super::primitives::from_randomness;
+use super::primitives::{from_randomness, key_pair};
 use crate::case::{self, Terminal};
 use crate::json::{Outcome, array, bytes, decode_value, list, part, same};
 
@@ -19,8 +18,7 @@ pub(crate) struct Node {
     pub(crate) key: PrivateKey,
 }
 
-/// Load the four nodes, checking each public key against its private key
-/// and, when the node lists its 96-byte `seed`, the key against the seed.
+/// Load the four nodes, each key checked as [`key_pair`] does.
 pub(crate) fn nodes(case: &Value) -> Result<Vec<Node>, String> {
     let nodes = list(case, "nodes")?;
     if nodes.len() != HOPS {
@@ -29,18 +27,7 @@ pub(crate) fn nodes(case: &Value) -> Result<Vec<Node>, String> {
     nodes
         .iter()
         .map(|n| {
-            let private: [u8; PRIVATE_KEY_LEN] = array(n, "private_key")?;
-            let key =
-                PrivateKey::from_bytes(&private).map_err(|e| format!("node key refused: {e}"))?;
-            same(
-                "node public key",
-                key.public_key().as_bytes(),
-                &bytes(n, "public_key")?,
-            )?;
-            if n.get("seed").is_some() {
-                let derived = PrivateKey::from_seed(&array(n, "seed")?);
-                same("node key from its seed", &derived.to_bytes()[..], &private)?;
-            }
+            let key = key_pair(n).map_err(|e| format!("node: {e}"))?;
             Ok(Node {
                 id: NodeId(array(n, "id")?),
                 key,

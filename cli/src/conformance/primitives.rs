@@ -1,5 +1,6 @@
 //! Checks for the KEM and the per-hop primitives.
 
+use kemsphinx::geometry::PRIVATE_KEY_LEN;
 use kemsphinx::{PrivateKey, PublicKey, hazmat};
 use serde_json::Value;
 
@@ -12,13 +13,7 @@ pub(crate) fn kem(case: &Value) -> Outcome {
     match string(case, "op")? {
         "derive_key_pair" => primitive("derive_key_pair", case),
         op @ ("decapsulate" | "combiner") => {
-            let key = PrivateKey::from_bytes(&array(case, "private_key")?)
-                .map_err(|e| format!("private key refused: {e}"))?;
-            same(
-                "public key",
-                key.public_key().as_bytes(),
-                &bytes(case, "public_key")?,
-            )?;
+            let key = key_pair(case)?;
             let ciphertext = array(case, "ciphertext")?;
             let fields = decapsulation(&key, &ciphertext, op == "combiner")?;
             for (name, got) in &fields {
@@ -32,6 +27,23 @@ pub(crate) fn kem(case: &Value) -> Outcome {
         }
         other => Err(format!("unknown kem op `{other}`")),
     }
+}
+
+/// `record`'s `private_key`, loaded and checked against its `public_key`
+/// and, when it lists one, the 96-byte `seed` it is derived from.
+pub(super) fn key_pair(record: &Value) -> Result<PrivateKey, String> {
+    let private: [u8; PRIVATE_KEY_LEN] = array(record, "private_key")?;
+    let key = PrivateKey::from_bytes(&private).map_err(|e| format!("private key refused: {e}"))?;
+    same(
+        "public key",
+        key.public_key().as_bytes(),
+        &bytes(record, "public_key")?,
+    )?;
+    if record.get("seed").is_some() {
+        let derived = PrivateKey::from_seed(&array(record, "seed")?);
+        same("key from its seed", &derived.to_bytes()[..], &private)?;
+    }
+    Ok(key)
 }
 
 /// The encapsulation randomness `record` lists (`x25519_ephemeral`,

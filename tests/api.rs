@@ -8,7 +8,9 @@ mod common;
 use std::collections::HashMap;
 
 use kemsphinx::geometry::{PACKET_LEN, REPLAY_TAG_LEN, SURB_KEYS_LEN};
-use kemsphinx::{Error, Input, PrivateKey, PublicKey, ReplayTag, SurbKeys, replay_tag};
+use kemsphinx::{
+    Command, Error, Input, NodeId, PrivateKey, PublicKey, ReplayTag, SurbKeys, path, replay_tag,
+};
 use zeroize::ZeroizeOnDrop;
 
 #[test]
@@ -75,4 +77,19 @@ fn surb_keys_take_any_320_bytes_and_slices_of_only_that_length() {
             got: SURB_KEYS_LEN - 1
         }
     );
+}
+
+/// `path` puts node `i` and command list `i` at hop `i`, the first hop
+/// first: every test, bench and example builds its path with it.
+#[test]
+fn path_puts_each_node_and_its_commands_at_its_hop() {
+    let keys: [PrivateKey; 4] = std::array::from_fn(|i| PrivateKey::from_seed(&[i as u8; 96]));
+    let commands: [[Command; 1]; 4] = std::array::from_fn(|i| [Command::NodeDelay(i as u32)]);
+    let nodes = std::array::from_fn(|i| (NodeId([i as u8; 32]), keys[i].public_key()));
+    let path = path(nodes, commands.each_ref().map(|c| &c[..]));
+    for (i, hop) in path.iter().enumerate() {
+        assert_eq!(hop.id, NodeId([i as u8; 32]));
+        assert!(std::ptr::eq(hop.public_key, keys[i].public_key()));
+        assert_eq!(hop.commands, &commands[i]);
+    }
 }

@@ -24,6 +24,7 @@ use crate::hop::HopKeys;
 use crate::kem::{Ciphertext, PublicKey};
 
 /// One hop of a path: who it is, its KEM key, and the commands it gets.
+/// [`path`] builds all four from the nodes and their commands.
 #[derive(Clone, Copy, Debug)]
 pub struct Hop<'a> {
     /// The node's id (what the previous hop forwards to).
@@ -36,7 +37,7 @@ pub struct Hop<'a> {
     pub commands: &'a [Command],
 }
 
-/// A path: exactly four hops, the first one first.
+/// A path: exactly four hops, the first one first (built by [`path`]).
 pub type Path<'a> = [Hop<'a>; HOPS];
 
 /// The path through `nodes` (each a node's id and KEM public key, the first

@@ -83,12 +83,13 @@ fn surb_keys_take_any_320_bytes_and_slices_of_only_that_length() {
 /// first: every test, bench and example builds its path with it.
 #[test]
 fn path_puts_each_node_and_its_commands_at_its_hop() {
-    let keys: [PrivateKey; 4] = std::array::from_fn(|i| PrivateKey::from_seed(&[i as u8; 96]));
-    let commands: [[Command; 1]; 4] = std::array::from_fn(|i| [Command::NodeDelay(i as u32)]);
-    let nodes = std::array::from_fn(|i| (NodeId([i as u8; 32]), keys[i].public_key()));
+    let bytes = [0u8, 1, 2, 3];
+    let keys = bytes.map(|b| PrivateKey::from_seed(&[b; 96]));
+    let commands = bytes.map(|b| [Command::NodeDelay(u32::from(b))]);
+    let nodes = std::array::from_fn(|i| (NodeId([bytes[i]; 32]), keys[i].public_key()));
     let path = path(nodes, commands.each_ref().map(|c| &c[..]));
     for (i, hop) in path.iter().enumerate() {
-        assert_eq!(hop.id, NodeId([i as u8; 32]));
+        assert_eq!(hop.id, NodeId([bytes[i]; 32]));
         assert!(std::ptr::eq(hop.public_key, keys[i].public_key()));
         assert_eq!(hop.commands, &commands[i]);
     }

@@ -25,7 +25,7 @@ use chacha20::ChaCha20Rng;
 use divan::Bencher;
 use divan::counter::ItemsCount;
 use kemsphinx::geometry::{PACKET_LEN, PAYLOAD_LEN};
-use kemsphinx::{Action, Command, Hop, NodeId, PrivateKey, RecipientId, create_packet, unwrap};
+use kemsphinx::{Action, Command, NodeId, PrivateKey, RecipientId, create_packet, path, unwrap};
 use rand_core::SeedableRng;
 
 /// Packets per iteration: enough that thread start-up is noise.
@@ -36,14 +36,11 @@ type Packet = Box<[u8; PACKET_LEN]>;
 /// The first hop's key and a batch of packets addressed to it.
 static FIXTURE: LazyLock<(PrivateKey, Vec<Packet>)> = LazyLock::new(|| {
     let mut rng = ChaCha20Rng::seed_from_u64(7);
-    let keys: Vec<PrivateKey> = (0..4).map(|_| PrivateKey::generate(&mut rng)).collect();
+    let keys: [PrivateKey; 4] = std::array::from_fn(|_| PrivateKey::generate(&mut rng));
+    let nodes = std::array::from_fn(|i| (NodeId([i as u8; 32]), keys[i].public_key()));
     let delay = [Command::NodeDelay(10)];
     let deliver = [Command::Recipient(RecipientId([1; 32]))];
-    let path: [Hop; 4] = std::array::from_fn(|i| Hop {
-        id: NodeId([i as u8; 32]),
-        public_key: keys[i].public_key(),
-        commands: if i < 3 { &delay } else { &deliver },
-    });
+    let path = path(nodes, [&delay, &delay, &delay, &deliver]);
     let payload = [0x42u8; PAYLOAD_LEN];
     let packets = (0..BATCH)
         .map(|_| {
@@ -52,7 +49,7 @@ static FIXTURE: LazyLock<(PrivateKey, Vec<Packet>)> = LazyLock::new(|| {
             p
         })
         .collect();
-    let [first, ..] = <[PrivateKey; 4]>::try_from(keys).ok().unwrap();
+    let [first, ..] = keys;
     (first, packets)
 });
 

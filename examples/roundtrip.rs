@@ -19,8 +19,8 @@ use kemsphinx::geometry::{
     PUBLIC_KEY_LEN, SURB_KEYS_LEN, SURB_LEN,
 };
 use kemsphinx::{
-    Action, Command, Hop, NodeId, PrivateKey, RecipientId, Surb, SurbId, create_packet,
-    create_surb, unwrap,
+    Action, Command, NodeId, PrivateKey, RecipientId, Surb, SurbId, create_packet, create_surb,
+    path, unwrap,
 };
 use rand_core::{Rng, UnwrapErr};
 
@@ -57,20 +57,6 @@ impl Timings {
     }
 }
 
-/// Four hops: a delay at the mixes, `terminal` at the last one.
-fn path<'a>(
-    ids: &'a [NodeId],
-    keys: &'a [PrivateKey],
-    delay: &'a [Command],
-    terminal: &'a [Command],
-) -> [Hop<'a>; 4] {
-    std::array::from_fn(|i| Hop {
-        id: ids[i],
-        public_key: keys[i].public_key(),
-        commands: if i < 3 { delay } else { terminal },
-    })
-}
-
 fn main() -> Result<(), kemsphinx::Error> {
     let iterations: usize = std::env::args()
         .nth(1)
@@ -91,8 +77,9 @@ fn main() -> Result<(), kemsphinx::Error> {
         Command::Recipient(client),
         Command::SurbReply(SurbId([0x11; 16])),
     ];
-    let forward_path = path(&ids, &keys, &delay, &to_service);
-    let reply_path = path(&ids, &keys, &delay, &back_to_client);
+    let nodes = std::array::from_fn(|i| (ids[i], keys[i].public_key()));
+    let forward_path = path(nodes, [&delay, &delay, &delay, &to_service]);
+    let reply_path = path(nodes, [&delay, &delay, &delay, &back_to_client]);
 
     let mut packet = Box::new([0u8; PACKET_LEN]);
     let mut request = Box::new([0u8; PAYLOAD_LEN]);

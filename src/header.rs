@@ -24,6 +24,7 @@ use crate::hop::HopKeys;
 use crate::kem::{Ciphertext, PublicKey};
 
 /// One hop of a path: who it is, its KEM key, and the commands it gets.
+/// [`path`] builds all four from the nodes and their commands.
 #[derive(Clone, Copy, Debug)]
 pub struct Hop<'a> {
     /// The node's id (what the previous hop forwards to).
@@ -36,8 +37,45 @@ pub struct Hop<'a> {
     pub commands: &'a [Command],
 }
 
-/// A path: exactly four hops, the first one first.
+/// A path: exactly four hops, the first one first (built by [`path`]).
 pub type Path<'a> = [Hop<'a>; HOPS];
+
+/// The path through `nodes` (each a node's id and KEM public key, the first
+/// hop first), hop `i` given `commands[i]`.
+///
+/// This is what a client does with the four nodes it picked from its PKI:
+/// each mix gets its own delay, the last hop the recipient (and, in a SURB,
+/// the SURB id). It is the one way the repository's tests, benches, fuzz
+/// targets, examples and the node's start-up self-check build a path, so it
+/// lives here, where a client and the published `kemsphinx-node` can reach
+/// it, and not in the unpublished test support. Two fixed-size arrays, so
+/// it cannot fail, panic or allocate; the commands are checked (and
+/// `next_node_hop` added) when [`create_packet`](crate::create_packet) or
+/// [`create_surb`](crate::create_surb) takes the path.
+///
+/// ```
+/// use kemsphinx::{Command, NodeId, PrivateKey, RecipientId};
+/// let keys: [PrivateKey; 4] = std::array::from_fn(|i| PrivateKey::from_seed(&[i as u8; 96]));
+/// let nodes = std::array::from_fn(|i| (NodeId([i as u8; 32]), keys[i].public_key()));
+/// let deliver = [Command::Recipient(RecipientId([7; 32]))];
+/// let delay = |ms| [Command::NodeDelay(ms)];
+/// let (d0, d1, d2) = (delay(40), delay(90), delay(15));
+/// let path = kemsphinx::path(nodes, [&d0, &d1, &d2, &deliver]);
+/// assert_eq!((path[3].id, path[3].commands), (NodeId([3; 32]), &deliver[..]));
+/// ```
+#[must_use]
+pub fn path<'a>(
+    nodes: [(NodeId, &'a PublicKey); HOPS],
+    commands: [&'a [Command]; HOPS],
+) -> Path<'a> {
+    let hop = |(id, public_key), commands| Hop {
+        id,
+        public_key,
+        commands,
+    };
+    let ([n0, n1, n2, n3], [c0, c1, c2, c3]) = (nodes, commands);
+    [hop(n0, c0), hop(n1, c1), hop(n2, c2), hop(n3, c3)]
+}
 
 /// What the creator knows about one hop after encapsulating to it.
 pub(crate) struct HopSecret {

@@ -50,7 +50,7 @@ pub use ct::hook as ctgrind;
 pub use batch::{BATCH, UnwrapBatch, unwrap_batch};
 pub use commands::{Command, Commands, NodeId, RecipientId, SurbId};
 pub use error::{CommandError, Error, Input, KeyError, PemError};
-pub use header::{Hop, Path};
+pub use header::{Hop, Path, path};
 pub use kem::{BACKEND as KEM_BACKEND, PrivateKey, PublicKey};
 pub use packet::{
     Action, ReplayTag, Unwrapped, create_packet, packet_mut, payload_ref, replay_tag, unwrap,

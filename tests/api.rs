@@ -8,7 +8,9 @@ mod common;
 use std::collections::HashMap;
 
 use kemsphinx::geometry::{PACKET_LEN, REPLAY_TAG_LEN, SURB_KEYS_LEN};
-use kemsphinx::{Error, Input, PrivateKey, PublicKey, ReplayTag, SurbKeys, replay_tag};
+use kemsphinx::{
+    Command, Error, Input, NodeId, PrivateKey, PublicKey, ReplayTag, SurbKeys, path, replay_tag,
+};
 use zeroize::ZeroizeOnDrop;
 
 #[test]
@@ -75,4 +77,20 @@ fn surb_keys_take_any_320_bytes_and_slices_of_only_that_length() {
             got: SURB_KEYS_LEN - 1
         }
     );
+}
+
+/// `path` puts node `i` and command list `i` at hop `i`, the first hop
+/// first: every test, bench and example builds its path with it.
+#[test]
+fn path_puts_each_node_and_its_commands_at_its_hop() {
+    let bytes = [0u8, 1, 2, 3];
+    let keys = bytes.map(|b| PrivateKey::from_seed(&[b; 96]));
+    let commands = bytes.map(|b| [Command::NodeDelay(u32::from(b))]);
+    let nodes = std::array::from_fn(|i| (NodeId([bytes[i]; 32]), keys[i].public_key()));
+    let path = path(nodes, commands.each_ref().map(|c| &c[..]));
+    for (i, hop) in path.iter().enumerate() {
+        assert_eq!(hop.id, NodeId([bytes[i]; 32]));
+        assert!(std::ptr::eq(hop.public_key, keys[i].public_key()));
+        assert_eq!(hop.commands, &commands[i]);
+    }
 }

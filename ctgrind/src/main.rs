@@ -37,7 +37,7 @@ use std::process::ExitCode;
 
 use kemsphinx::geometry::{MLKEM_EK_LEN, PACKET_LEN, PAYLOAD_LEN, X25519_LEN, layout};
 use kemsphinx::{
-    Action, Command, Error, Hop, NodeId, PrivateKey, RecipientId, SurbId, SurbKeys, create_packet,
+    Action, Command, Error, NodeId, Path, PrivateKey, RecipientId, SurbId, SurbKeys, create_packet,
     create_surb, unwrap, unwrap_batch,
 };
 use rand_core::{TryCryptoRng, TryRng};
@@ -221,13 +221,11 @@ fn node_keys() -> Vec<PrivateKey> {
         .collect()
 }
 
-fn path<'a>(keys: &'a [PrivateKey], last: &'a [Command]) -> [Hop<'a>; 4] {
-    const DELAY: [Command; 1] = [Command::NodeDelay(100)];
-    std::array::from_fn(|i| Hop {
-        id: NodeId([i as u8; 32]),
-        public_key: keys[i].public_key(),
-        commands: if i < 3 { &DELAY } else { last },
-    })
+/// Four hops over `keys`: a delay at the mixes, `last` at the terminal.
+fn path<'a>(keys: &'a [PrivateKey], last: &'a [Command]) -> Path<'a> {
+    const DELAY: &[Command] = &[Command::NodeDelay(100)];
+    let nodes = std::array::from_fn(|i| (NodeId([i as u8; 32]), keys[i].public_key()));
+    kemsphinx::path(nodes, [DELAY, DELAY, DELAY, last])
 }
 
 /// A secret message.

@@ -79,11 +79,12 @@ impl<'a> Path<'a> {
 
     /// The path in the core library's terms.
     fn hops(&self) -> [RustHop<'_>; HOPS] {
-        self.hops.each_ref().map(|(id, key, commands)| RustHop {
-            id: *id,
-            public_key: key,
-            commands,
-        })
+        kemsphinx::path(
+            self.hops.each_ref().map(|&(id, key, _)| (id, key)),
+            self.hops
+                .each_ref()
+                .map(|(_, _, commands)| commands.as_slice()),
+        )
     }
 
     /// A forward packet over this path, with every random byte from `rng`.

@@ -44,11 +44,10 @@ fn rust_commands(terminal: &[Command]) -> Vec<Vec<Command>> {
 }
 
 fn rust_path<'a>(keys: &'a [PublicKeyHandle], commands: &'a [Vec<Command>]) -> [RustHop<'a>; HOPS] {
-    core::array::from_fn(|i| RustHop {
-        id: NodeId([u8::try_from(i).unwrap(); 32]),
-        public_key: &keys[i].0,
-        commands: &commands[i],
-    })
+    kemsphinx::path(
+        core::array::from_fn(|i| (NodeId([u8::try_from(i).unwrap(); 32]), &keys[i].0)),
+        core::array::from_fn(|i| commands[i].as_slice()),
+    )
 }
 
 #[test]

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use chacha20::ChaCha20Rng;
 use kemsphinx::geometry::{PACKET_LEN, PRIVATE_KEY_LEN, SPRP_KEY_BLOCK_LEN};
-use kemsphinx::{Action, Command, Hop, RecipientId, SurbId, create_packet, create_surb, unwrap};
+use kemsphinx::{Action, Command, RecipientId, SurbId, create_packet, create_surb, unwrap};
 use kemsphinx_fuzz::input::{
     HOP_KEYS_LEN, KemCase, KemCiphertext, KemKey, KemOp, Keyed, Mutated, Mutation, Reply, commands,
     serialise,
@@ -103,24 +103,9 @@ fn unwrap_raw(dir: &Path, forward: &[Value], negative: &[Value]) {
     }
     // Every hop is the fixed key, so every stage of the trip unwraps.
     let key = raw_key();
-    let cmds = forward[0]["commands"].as_array().unwrap();
-    let cmds: Vec<Vec<Command>> = (0..4)
-        .map(|i| {
-            commands(
-                &cmds[i]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .flat_map(hex)
-                    .collect::<Vec<_>>(),
-            )
-        })
-        .collect();
-    let path = std::array::from_fn(|i| Hop {
-        id: nodes()[0].id,
-        public_key: key.public_key(),
-        commands: &cmds[i],
-    });
+    let cmds = hop_commands(&forward[0]).map(|bytes| commands(&bytes));
+    let hops = [(nodes()[0].id, key.public_key()); 4];
+    let path = kemsphinx::path(hops, cmds.each_ref().map(Vec::as_slice));
     let mut rng = ChaCha20Rng::seed_from_u64(1);
     let mut packet = Box::new([0u8; PACKET_LEN]);
     let payload = padded(&hex(&forward[0]["payload"]));
@@ -138,10 +123,7 @@ fn unwrap_raw(dir: &Path, forward: &[Value], negative: &[Value]) {
         Command::Recipient(RecipientId([7; 32])),
         Command::SurbReply(SurbId([8; 16])),
     ];
-    let path = std::array::from_fn(|i| Hop {
-        commands: &reply_cmds[i],
-        ..path[i]
-    });
+    let path = kemsphinx::path(hops, reply_cmds.each_ref().map(Vec::as_slice));
     let (surb, _) = create_surb(&mut rng, &path).unwrap();
     surb.reply(&payload, &mut packet);
     for _ in 0..3 {

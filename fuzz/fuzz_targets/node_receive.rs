@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use chacha20::ChaCha20Rng;
 use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
-use kemsphinx::{Command, Hop, NodeId, PrivateKey, RecipientId, create_packet, replay_tag};
+use kemsphinx::{Command, NodeId, PrivateKey, RecipientId, create_packet, path, replay_tag};
 use kemsphinx_node::{Dropped, EpochPolicy, Keyring};
 use libfuzzer_sys::fuzz_target;
 use rand_core::SeedableRng;
@@ -29,19 +29,14 @@ fn packets() -> &'static [[u8; PACKET_LEN]] {
     static PACKETS_FOR_KEY: OnceLock<Vec<[u8; PACKET_LEN]>> = OnceLock::new();
     PACKETS_FOR_KEY.get_or_init(|| {
         let mut rng = ChaCha20Rng::seed_from_u64(1);
-        let node = PrivateKey::from_seed(&SEED);
-        let others: Vec<PrivateKey> = (1..HOPS).map(|_| PrivateKey::generate(&mut rng)).collect();
+        let keys: [PrivateKey; HOPS] = std::array::from_fn(|i| match i {
+            0 => PrivateKey::from_seed(&SEED),
+            _ => PrivateKey::generate(&mut rng),
+        });
+        let nodes = std::array::from_fn(|i| (NodeId([i as u8; 32]), keys[i].public_key()));
         let delay = [Command::NodeDelay(3)];
         let deliver = [Command::Recipient(RecipientId([9; 32]))];
-        let path: [Hop<'_>; HOPS] = std::array::from_fn(|i| Hop {
-            id: NodeId([i as u8; 32]),
-            public_key: if i == 0 {
-                node.public_key()
-            } else {
-                others[i - 1].public_key()
-            },
-            commands: if i + 1 < HOPS { &delay } else { &deliver },
-        });
+        let path = path(nodes, [&delay, &delay, &delay, &deliver]);
         (0..PACKETS)
             .map(|_| {
                 let mut p = [0u8; PACKET_LEN];

@@ -4,7 +4,7 @@
 
 use chacha20::ChaCha20Rng;
 use kemsphinx::geometry::{ENCRYPTED_REPLY_LEN, HOPS, PACKET_LEN, PAYLOAD_LEN};
-use kemsphinx::{Command, Error, Hop, Path, SurbKeys, create_packet, create_surb};
+use kemsphinx::{Command, Error, SurbKeys, create_packet, create_surb, path};
 use rand_core::SeedableRng;
 
 use crate::input::{Mutated, commands};
@@ -40,11 +40,10 @@ impl Trip {
     pub fn create(input: &Mutated) -> Option<Self> {
         let nodes = nodes();
         let cmds: [Vec<Command>; HOPS] = std::array::from_fn(|i| commands(&input.commands[i]));
-        let path: Path<'_> = std::array::from_fn(|i| Hop {
-            id: nodes[i].id,
-            public_key: nodes[i].key.public_key(),
-            commands: &cmds[i],
-        });
+        let path = path(
+            nodes.each_ref().map(|n| (n.id, n.key.public_key())),
+            cmds.each_ref().map(Vec::as_slice),
+        );
         let mut rng = ChaCha20Rng::from_seed(input.seed);
         let payload = padded::<PAYLOAD_LEN>(&input.payload);
         let mut first = Box::new([0xa5; PACKET_LEN]);

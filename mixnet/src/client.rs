@@ -12,8 +12,8 @@ use kemsphinx_node::kemsphinx::geometry::{
     ENCRYPTED_REPLY_LEN, HEADER_LEN, HOPS, PACKET_LEN, PAYLOAD_LEN, SURB_ID_LEN,
 };
 use kemsphinx_node::kemsphinx::{
-    Command, Hop, NodeId, PublicKey, SurbId, SurbKeys, create_packet, create_surb,
-    encrypted_reply_mut,
+    Command, NodeId, PublicKey, SurbId, SurbKeys, create_packet, create_surb, encrypted_reply_mut,
+    path,
 };
 use rand_core::{Rng, UnwrapErr};
 
@@ -90,13 +90,13 @@ fn request(
     dir: &Directory,
     cfg: &Config,
 ) -> (SurbId, Pending, Packet) {
-    let keys: Vec<PublicKey> = (0..HOPS).map(|i| dir.public_key(i)).collect();
-    let publics: Vec<&PublicKey> = keys.iter().collect();
+    let keys: [PublicKey; HOPS] = std::array::from_fn(|i| dir.public_key(i));
+    let nodes: [(NodeId, &PublicKey); HOPS] = std::array::from_fn(|i| (dir.nodes[i].id, &keys[i]));
     let mut id = SurbId::default();
     rng.fill_bytes(&mut id.0);
-    let mut delay = || Command::NodeDelay(rng.next_u32() % (cfg.max_delay_ms + 1));
-    let there: Vec<[Command; 1]> = (0..HOPS - 1).map(|_| [delay()]).collect();
-    let back: Vec<[Command; 1]> = (0..HOPS - 1).map(|_| [delay()]).collect();
+    let mut delay = || [Command::NodeDelay(rng.next_u32() % (cfg.max_delay_ms + 1))];
+    let there: [[Command; 1]; HOPS - 1] = std::array::from_fn(|_| delay());
+    let back: [[Command; 1]; HOPS - 1] = std::array::from_fn(|_| delay());
     let floor = there.iter().chain(&back).map(|[c]| match c {
         Command::NodeDelay(ms) => Duration::from_millis(u64::from(*ms)),
         _ => Duration::ZERO,
@@ -104,7 +104,8 @@ fn request(
     let floor = floor.sum();
 
     let to_client = [Command::Recipient(dir.client.0), Command::SurbReply(id)];
-    let reply_path = path(dir, &publics, [3, 2, 1, 0], &back, &to_client);
+    let ([n0, n1, n2, n3], [b0, b1, b2]) = (nodes, &back);
+    let reply_path = path([n3, n2, n1, n0], [b0, b1, b2, &to_client]);
     let (surb, keys) = create_surb(rng, &reply_path).expect("valid reply path");
 
     let mut message = [0u8; framing::MESSAGE_LEN];
@@ -112,7 +113,8 @@ fn request(
     let mut payload = Box::new([0u8; PAYLOAD_LEN]);
     framing::encode(Some(&surb), &message, &mut payload).expect("a message of the slot's length");
     let to_service = [Command::Recipient(dir.service)];
-    let forward_path = path(dir, &publics, [0, 1, 2, 3], &there, &to_service);
+    let [t0, t1, t2] = &there;
+    let forward_path = path(nodes, [t0, t1, t2, &to_service]);
     let mut packet = Box::new([0u8; PACKET_LEN]);
     create_packet(rng, &forward_path, &payload, &mut packet).expect("valid forward path");
     let expected = answer(&message);
@@ -126,21 +128,6 @@ fn request(
         },
         packet,
     )
-}
-
-/// A path over the nodes in `order`, with `delays` on the first three.
-fn path<'a>(
-    dir: &Directory,
-    publics: &[&'a PublicKey],
-    order: [usize; HOPS],
-    delays: &'a [[Command; 1]],
-    terminal: &'a [Command],
-) -> [Hop<'a>; HOPS] {
-    std::array::from_fn(|i| Hop {
-        id: dir.nodes[order[i]].id,
-        public_key: publics[order[i]],
-        commands: if i + 1 < HOPS { &delays[i] } else { terminal },
-    })
 }
 
 /// A reply datagram, `SURB id ‖ encrypted reply`: decrypt and check it.
@@ -237,16 +224,19 @@ fn attack_first(
     let unknown = NodeId([0xee; 32]);
     let delay = [Command::NodeDelay(0)];
     let terminal = [Command::Recipient(dir.service)];
-    let others: Vec<PublicKey> = (1..HOPS).map(|i| dir.public_key(i)).collect();
+    let others: [PublicKey; HOPS - 1] = std::array::from_fn(|i| dir.public_key(i + 1));
+    let [b, c, d] = &others;
     let mut packet = Box::new([0u8; PACKET_LEN]);
     for done in (0..cfg.forged).step_by(4) {
         paced((cfg.forged - done).min(4), &mut || {
             let target = dir.public_key(0);
-            let forged_path: [Hop<'_>; HOPS] = std::array::from_fn(|i| Hop {
-                id: if i == 0 { dir.nodes[0].id } else { unknown },
-                public_key: if i == 0 { &target } else { &others[i - 1] },
-                commands: if i + 1 < HOPS { &delay } else { &terminal },
-            });
+            let forged = [
+                (dir.nodes[0].id, &target),
+                (unknown, b),
+                (unknown, c),
+                (unknown, d),
+            ];
+            let forged_path = path(forged, [&delay, &delay, &delay, &terminal]);
             create_packet(rng, &forged_path, &[0; PAYLOAD_LEN], &mut packet).expect("valid path");
             let _ = socket.send_to(&packet[..], entry);
         });

@@ -19,8 +19,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use chacha20::ChaCha20Rng;
-use kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
-use kemsphinx::{Command, Hop, PrivateKey, RecipientId, create_packet};
+use kemsphinx::PrivateKey;
+use kemsphinx::geometry::{HOPS, PACKET_LEN};
 use kemsphinx_mixnet::log::{BURST, Log, PER_SECOND};
 use kemsphinx_mixnet::stats::Histogram;
 use kemsphinx_node::{EpochPolicy, Keyring};
@@ -107,7 +107,7 @@ fn the_log_never_waits_for_a_full_queue() {
 /// after a restart were replays).
 #[test]
 fn a_clean_stop_sends_what_the_node_still_holds() {
-    use common::{NODE, SINK, node_to_sink};
+    use common::{node_to_sink, packet_to_sink};
     use std::net::UdpSocket;
     use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -126,27 +126,13 @@ fn a_clean_stop_sends_what_the_node_still_holds() {
     let counters = std::sync::Arc::clone(&node.counters);
     let addr = dir.nodes[0].addr;
     let others: Vec<PrivateKey> = (1..HOPS).map(|_| PrivateKey::generate(&mut rng)).collect();
-    // Held for 1.5 s at the node: longer than the stop below takes.
-    let (delay, deliver) = (
-        [Command::NodeDelay(1_500)],
-        [Command::Recipient(RecipientId([4; 32]))],
-    );
-    let path: [Hop<'_>; HOPS] = std::array::from_fn(|i| Hop {
-        id: if i == 0 { NODE } else { SINK },
-        public_key: if i == 0 {
-            &key
-        } else {
-            others[i - 1].public_key()
-        },
-        commands: if i + 1 < HOPS { &delay } else { &deliver },
-    });
     let stop = AtomicBool::new(false);
     let forwarded = std::thread::scope(|s| {
         let running = s.spawn(|| node.run(&dir, &stop));
         let client = UdpSocket::bind("127.0.0.1:0").unwrap();
         for _ in 0..N {
-            let mut packet = Box::new([0u8; PACKET_LEN]);
-            create_packet(&mut rng, &path, &[9; PAYLOAD_LEN], &mut packet).unwrap();
+            // Held for 1.5 s at the node: longer than the stop below takes.
+            let packet = packet_to_sink(&mut rng, &key, &others, 1_500);
             client.send_to(&packet[..], addr).unwrap();
         }
         while counters.received.load(Ordering::Relaxed) < N {

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use kemsphinx_node::kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
 use kemsphinx_node::kemsphinx::{
-    Command, Hop, NodeId, PrivateKey, PublicKey, RecipientId, create_packet, packet_mut,
+    Command, NodeId, PrivateKey, PublicKey, RecipientId, create_packet, packet_mut, path,
     replay_tag, unwrap,
 };
 use kemsphinx_node::{EpochPolicy, Keyring, Ticket};
@@ -37,18 +37,13 @@ type Packet = Box<[u8; PACKET_LEN]>;
 
 fn packets(first: &PublicKey, n: usize) -> Vec<Packet> {
     let mut rng = rand_core::UnwrapErr(getrandom::SysRng);
-    let others: Vec<PrivateKey> = (1..HOPS).map(|_| PrivateKey::generate(&mut rng)).collect();
+    let others: [PrivateKey; HOPS - 1] = std::array::from_fn(|_| PrivateKey::generate(&mut rng));
+    let [b, c, d] = others.each_ref().map(PrivateKey::public_key);
+    let keys = [first, b, c, d];
+    let nodes = std::array::from_fn(|i| (NodeId([i as u8; 32]), keys[i]));
     let delay = [Command::NodeDelay(1)];
     let deliver = [Command::Recipient(RecipientId([0; 32]))];
-    let path: [Hop<'_>; HOPS] = std::array::from_fn(|i| Hop {
-        id: NodeId([i as u8; 32]),
-        public_key: if i == 0 {
-            first
-        } else {
-            others[i - 1].public_key()
-        },
-        commands: if i + 1 < HOPS { &delay } else { &deliver },
-    });
+    let path = path(nodes, [&delay, &delay, &delay, &deliver]);
     (0..n)
         .map(|_| {
             let mut p = Box::new([0u8; PACKET_LEN]);

@@ -28,7 +28,7 @@ mod points;
 use core::fmt;
 
 use kemsphinx::geometry::{COMMANDS_LEN, HOPS, KEY_SEED_LEN, NODE_ID_LEN};
-use kemsphinx::{Command, CommandError, Hop, NodeId, Path, PrivateKey, PublicKey, hazmat};
+use kemsphinx::{Command, CommandError, NodeId, Path, PrivateKey, PublicKey, hazmat};
 use rand_core::Rng;
 
 pub use points::{P_PLUS_2, SMALL_ORDER, SmallOrderPoint, small_order_encodings};
@@ -53,6 +53,12 @@ impl Node {
             id,
             key: PrivateKey::from_seed(&seed),
         }
+    }
+
+    /// The node as [`kemsphinx::path`] takes it: its id and public key.
+    #[must_use]
+    pub fn hop(&self) -> (NodeId, &PublicKey) {
+        (self.id, self.key.public_key())
     }
 }
 
@@ -89,8 +95,9 @@ impl fmt::Display for HopCount {
 
 impl std::error::Error for HopCount {}
 
-/// The path through `hops` (id and public key, first hop first), hop `i`
-/// given `commands[i]`.
+/// [`kemsphinx::path`] through `hops` (id and public key, first hop
+/// first), hop `i` given `commands[i]`, from lists of any length: what the
+/// command reads from a vector file, where the count is not yet known.
 ///
 /// # Errors
 /// [`HopCount`] unless there are exactly four of each.
@@ -103,19 +110,12 @@ pub fn path<'a, C: AsRef<[Command]>>(
         hops: hops.len(),
         commands: commands.len(),
     };
-    if count.hops != HOPS || count.commands != HOPS {
-        return Err(count);
-    }
-    let hops: Vec<Hop<'a>> = hops
-        .into_iter()
-        .zip(commands)
-        .map(|((id, public_key), c)| Hop {
-            id,
-            public_key,
-            commands: c.as_ref(),
-        })
-        .collect();
-    hops.try_into().map_err(|_| count)
+    let hops: [_; HOPS] = hops.try_into().map_err(|_| count)?;
+    let commands: &[C; HOPS] = commands.try_into().map_err(|_| count)?;
+    Ok(kemsphinx::path(
+        hops,
+        commands.each_ref().map(AsRef::as_ref),
+    ))
 }
 
 /// The path through `nodes` with per-hop `commands`, as [`path`].
@@ -126,7 +126,7 @@ pub fn nodes_path<'a, C: AsRef<[Command]>>(
     nodes: &'a [Node],
     commands: &'a [C],
 ) -> Result<Path<'a>, HopCount> {
-    path(nodes.iter().map(|n| (n.id, n.key.public_key())), commands)
+    path(nodes.iter().map(Node::hop), commands)
 }
 
 /// One command's wire encoding.

@@ -8,7 +8,7 @@
 
 use chacha20::ChaCha20Rng;
 use kemsphinx::geometry::{HOPS, KEY_SEED_LEN, NODE_ID_LEN};
-use kemsphinx::{Command, Hop, NodeId, Path, PrivateKey, RecipientId, SurbId};
+use kemsphinx::{Command, NodeId, Path, PrivateKey, RecipientId, SurbId};
 use rand_core::{Rng, SeedableRng};
 
 /// A mix node: its id and its key pair.
@@ -66,16 +66,12 @@ pub(crate) fn reply_to(recipient: [u8; 32], surb_id: [u8; 16]) -> Vec<Command> {
 
 /// The path over four `nodes` with four lists of `commands`.
 pub(crate) fn path<'a>(nodes: &'a [Node], commands: &'a [Vec<Command>]) -> Path<'a> {
-    assert_eq!(
-        (nodes.len(), commands.len()),
-        (HOPS, HOPS),
-        "a path has four hops"
-    );
-    core::array::from_fn(|i| Hop {
-        id: nodes[i].id,
-        public_key: nodes[i].key.public_key(),
-        commands: &commands[i],
-    })
+    let four = (nodes.len(), commands.len()) == (HOPS, HOPS);
+    assert!(four, "a path has four hops");
+    kemsphinx::path(
+        core::array::from_fn(|i| (nodes[i].id, nodes[i].key.public_key())),
+        core::array::from_fn(|i| commands[i].as_slice()),
+    )
 }
 
 /// A random payload.

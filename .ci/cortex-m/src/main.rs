@@ -22,7 +22,7 @@ use chacha20::ChaCha20Rng;
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
 use kemsphinx::geometry::{KEY_SEED_LEN, PACKET_LEN, PAYLOAD_LEN};
-use kemsphinx::{Action, Command, Hop, NodeId, PrivateKey, RecipientId, create_packet, unwrap};
+use kemsphinx::{Action, Command, NodeId, PrivateKey, RecipientId, create_packet, path, unwrap};
 use rand_core::SeedableRng;
 
 /// What the unused stack is painted with.
@@ -85,11 +85,8 @@ fn create(keys: &[PrivateKey; 4], payload: &[u8; PAYLOAD_LEN], out: &mut [u8; PA
     let mut rng = ChaCha20Rng::from_seed([7; 32]);
     let delay = [Command::NodeDelay(50)];
     let deliver = [Command::Recipient(RecipientId([9; 32]))];
-    let path: [Hop<'_>; 4] = core::array::from_fn(|i| Hop {
-        id: NodeId([i as u8; 32]),
-        public_key: keys[i].public_key(),
-        commands: if i < 3 { &delay } else { &deliver },
-    });
+    let nodes = core::array::from_fn(|i| (NodeId([i as u8; 32]), keys[i].public_key()));
+    let path = path(nodes, [&delay, &delay, &delay, &deliver]);
     create_packet(&mut rng, &path, payload, out).is_ok()
 }
 

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use chacha20::ChaCha20Rng;
 use kemsphinx::geometry::{PACKET_LEN, PAYLOAD_LEN};
-use kemsphinx::{Command, Hop, NodeId, PrivateKey, RecipientId};
+use kemsphinx::{Command, NodeId, PrivateKey, RecipientId};
 use rand_core::SeedableRng;
 
 /// Operations per timed batch.
@@ -132,13 +132,8 @@ fn kemsphinx_benches() -> Vec<Bench> {
         Vec::leak((0..4u8).map(|i| PrivateKey::from_seed(&[i; 96])).collect());
     let delay: &'static [Command] = Vec::leak(vec![Command::NodeDelay(10)]);
     let deliver: &'static [Command] = Vec::leak(vec![Command::Recipient(RecipientId([9; 32]))]);
-    let path = move || -> [Hop<'static>; 4] {
-        std::array::from_fn(|i| Hop {
-            id: NodeId([i as u8; 32]),
-            public_key: keys[i].public_key(),
-            commands: if i < 3 { delay } else { deliver },
-        })
-    };
+    let nodes = std::array::from_fn(|i| (NodeId([i as u8; 32]), keys[i].public_key()));
+    let path = move || kemsphinx::path(nodes, [delay, delay, delay, deliver]);
     let payload: &'static [u8; PAYLOAD_LEN] = Box::leak(Box::new([0x42; PAYLOAD_LEN]));
     let mut rng = ChaCha20Rng::from_seed([1; 32]);
     let mut first = Box::new([0u8; PACKET_LEN]);

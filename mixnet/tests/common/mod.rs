@@ -11,9 +11,9 @@ use std::sync::Arc;
 use kemsphinx_mixnet::node::Node;
 use kemsphinx_mixnet::{Directory, NodeEntry, bind};
 use kemsphinx_node::Keyring;
-use kemsphinx_node::kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
+use kemsphinx_node::kemsphinx::geometry::{PACKET_LEN, PAYLOAD_LEN};
 use kemsphinx_node::kemsphinx::{
-    Command, Hop, NodeId, PrivateKey, PublicKey, RecipientId, create_packet,
+    Command, NodeId, PrivateKey, PublicKey, RecipientId, create_packet, path,
 };
 use rand_core::CryptoRng;
 
@@ -70,15 +70,9 @@ pub(crate) fn packet_to_sink<R: CryptoRng + ?Sized>(
 ) -> Box<[u8; PACKET_LEN]> {
     let delay = [Command::NodeDelay(delay_ms)];
     let terminal = [Command::Recipient(RecipientId([4; 32]))];
-    let path: [Hop<'_>; HOPS] = std::array::from_fn(|i| Hop {
-        id: if i == 0 { NODE } else { SINK },
-        public_key: if i == 0 {
-            node
-        } else {
-            others[i - 1].public_key()
-        },
-        commands: if i + 1 < HOPS { &delay } else { &terminal },
-    });
+    let key = |i: usize| others[i].public_key();
+    let nodes = [(NODE, node), (SINK, key(0)), (SINK, key(1)), (SINK, key(2))];
+    let path = path(nodes, [&delay, &delay, &delay, &terminal]);
     let mut p = Box::new([0u8; PACKET_LEN]);
     create_packet(rng, &path, &[0u8; PAYLOAD_LEN], &mut p).unwrap();
     p

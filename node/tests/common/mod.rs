@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use chacha20::ChaCha20Rng;
 use kemsphinx_node::kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
 use kemsphinx_node::kemsphinx::{
-    Command, Hop, NodeId, PrivateKey, PublicKey, RecipientId, create_packet,
+    Command, NodeId, PrivateKey, PublicKey, RecipientId, create_packet, path,
 };
 use rand_core::SeedableRng;
 
@@ -22,7 +22,7 @@ pub(crate) const NEXT: NodeId = NodeId([2; 32]);
 /// changes), over three more hops whose keys are made once.
 pub(crate) struct Client {
     rng: ChaCha20Rng,
-    others: Vec<PrivateKey>,
+    others: [PrivateKey; HOPS - 1],
 }
 
 impl Client {
@@ -30,7 +30,7 @@ impl Client {
     /// `seed`.
     pub(crate) fn new(seed: u64) -> Self {
         let mut rng = ChaCha20Rng::seed_from_u64(seed);
-        let others = (1..HOPS).map(|_| PrivateKey::generate(&mut rng)).collect();
+        let others = std::array::from_fn(|_| PrivateKey::generate(&mut rng));
         Self { rng, others }
     }
 
@@ -41,15 +41,14 @@ impl Client {
             [Command::NodeDelay(0)],
             [Command::Recipient(RecipientId([7; 32]))],
         );
-        let path: [Hop<'_>; HOPS] = std::array::from_fn(|i| Hop {
-            id: NodeId([NODE.0[0] + u8::try_from(i).unwrap(); 32]),
-            public_key: if i == 0 {
-                key
-            } else {
-                self.others[i - 1].public_key()
-            },
-            commands: if i + 1 < HOPS { &delay } else { &deliver },
-        });
+        let [b, c, d] = self.others.each_ref().map(PrivateKey::public_key);
+        let nodes = [
+            (NODE, key),
+            (NEXT, b),
+            (NodeId([3; 32]), c),
+            (NodeId([4; 32]), d),
+        ];
+        let path = path(nodes, [&delay, &delay, &delay, &deliver]);
         let mut packet = Box::new([0u8; PACKET_LEN]);
         create_packet(&mut self.rng, &path, &[0x42; PAYLOAD_LEN], &mut packet).unwrap();
         packet

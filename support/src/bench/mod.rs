@@ -135,15 +135,11 @@ impl Net {
 
     /// Delays at every hop but the last, which gets `terminal`.
     fn path<'a>(&'a self, terminal: &'a [Command]) -> Path<'a> {
-        let mut hops = self.nodes.each_ref().map(|n| kemsphinx::Hop {
-            id: n.id,
-            public_key: n.key.public_key(),
-            commands: &self.delay[..],
-        });
-        if let Some(last) = hops.last_mut() {
-            last.commands = terminal;
-        }
-        hops
+        let delay = &self.delay;
+        kemsphinx::path(
+            self.nodes.each_ref().map(Node::hop),
+            [delay, delay, delay, terminal],
+        )
     }
 
     /// The forward path: delays, then delivery.

@@ -18,7 +18,7 @@ cd "$(dirname "$0")"
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
     targets=(unwrap_raw unwrap_mutated commands surb_reply keys aez_roundtrip aez5_paths kem_differential)
-    targets+=(node_receive)
+    targets+=(node_receive x25519_batch)
     targets+=(unwrap_header)
 fi
 # Longest input per target: a packet and a bit (16,150), a SURB with keys
@@ -27,7 +27,7 @@ fi
 declare -A max_len=(
     [unwrap_raw]=16200 [unwrap_mutated]=2048 [commands]=256
     [surb_reply]=20000 [keys]=2048 [aez_roundtrip]=16300 [aez5_paths]=16600
-    [kem_differential]=4096 [node_receive]=4096
+    [kem_differential]=4096 [node_receive]=4096 [x25519_batch]=600
 )
 # Flags, a shared secret and a packet.
 max_len[unwrap_header]=16200

@@ -48,7 +48,6 @@ const MAX_WAIT: Duration = Duration::from_millis(250);
 
 /// How a [`Forwarder`] holds packets.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct ForwardPolicy {
     /// Packets held at once (waiting for their delay or their ticket, or
     /// handed to the egress thread and not yet sent). One more is dropped,

@@ -541,3 +541,88 @@ fn held_packets_and_extreme_durations() {
     assert_eq!(fwd.stop(), 1);
     assert!(fwd.recv().is_none());
 }
+
+/// Disk mode: a packet due at the stop whose ticket is not durable yet is
+/// still sent, once its group commit completes: the stop does not cut a
+/// packet the node already owes.
+#[test]
+fn a_clean_stop_waits_for_the_commit_of_what_is_due() {
+    let dir = scratch("fwd-stop");
+    let (keyring, _) = Keyring::open(policy(), &dir).unwrap();
+    let keyring = Arc::new(keyring);
+    keyring.set_group_interval(Duration::from_millis(500));
+    let fwd = forwarder(&keyring, 4, HOUR);
+    let node = keyring.current().public_key;
+    let mut client = Client::new(18);
+    let mut first = client.packet(&node, 0, 1);
+    let t1 = receive(&fwd, &mut first, Instant::now()).unwrap();
+    assert!(keyring.wait_durable(t1, Duration::from_secs(10)));
+    drop(fwd.pop_due(Instant::now()).unwrap());
+
+    let t2 = receive(&fwd, &mut client.packet(&node, 0, 2), Instant::now()).unwrap();
+    assert_eq!(fwd.stop(), 0, "due already: not dropped at the stop");
+    let was_durable = keyring.is_durable(t2);
+    let out = fwd.recv().unwrap();
+    assert_eq!(next_hop(&out.outgoing()), NodeId([2; 32]));
+    assert!(keyring.is_durable(t2));
+    drop(out);
+    assert!(fwd.recv().is_none());
+    assert!(!was_durable, "the commit came too soon for this test");
+    let counts = fwd.counts();
+    assert_eq!((counts.released, counts.discarded()), (2, 0));
+    drop(fwd);
+    drop(keyring);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Four receive threads and one egress thread at once: every packet comes
+/// out exactly once, and the counts add up.
+#[test]
+fn workers_and_an_egress_thread_share_it() {
+    let keyring = memory_keyring(19);
+    let fwd = forwarder(&keyring, 64, HOUR);
+    let node = keyring.current().public_key;
+    let mut client = Client::new(20);
+    let batches: Vec<Vec<Vec<u8>>> = (0..4u8)
+        .map(|w| {
+            (0..8u8)
+                .map(|i| client.packet(&node, u32::from(i % 3), w * 8 + i + 1))
+                .collect()
+        })
+        .collect();
+    let mut marks = std::thread::scope(|s| {
+        let egress = s.spawn(|| {
+            let mut marks = Vec::new();
+            while let Some(p) = fwd.recv() {
+                marks.push(next_hop(&p.outgoing()).0[0]);
+            }
+            marks
+        });
+        let workers: Vec<_> = batches
+            .into_iter()
+            .map(|batch| {
+                let fwd = &fwd;
+                s.spawn(move || {
+                    for mut buf in batch {
+                        receive(fwd, &mut buf, Instant::now()).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap();
+        }
+        while fwd.counts().released < 32 {
+            std::thread::sleep(MS);
+        }
+        fwd.stop();
+        egress.join().unwrap()
+    });
+    marks.sort_unstable();
+    assert_eq!(marks, (1..=32).collect::<Vec<u8>>());
+    let counts = fwd.counts();
+    assert_eq!(
+        (counts.held, counts.released, counts.discarded()),
+        (32, 32, 0)
+    );
+}

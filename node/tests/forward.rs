@@ -62,10 +62,11 @@ fn memory_keyring(seed: u64) -> Arc<Keyring> {
 }
 
 fn forwarder(keyring: &Arc<Keyring>, capacity: usize, deadline: Duration) -> Forwarder {
-    let mut p = ForwardPolicy::default();
-    p.capacity = capacity;
-    p.durable_deadline = deadline;
-    p.max_delay = Duration::from_secs(10);
+    let p = ForwardPolicy {
+        capacity,
+        max_delay: Duration::from_secs(10),
+        durable_deadline: deadline,
+    };
     Forwarder::new(Arc::clone(keyring), p)
 }
 
@@ -291,9 +292,11 @@ fn a_packet_not_durable_by_its_deadline_is_dropped_and_counted() {
 #[test]
 fn a_full_queue_and_too_long_a_delay_are_counted_drops() {
     let keyring = memory_keyring(7);
-    let mut p = ForwardPolicy::default();
-    p.capacity = 2;
-    p.max_delay = 50 * MS;
+    let p = ForwardPolicy {
+        capacity: 2,
+        max_delay: 50 * MS,
+        ..ForwardPolicy::default()
+    };
     let fwd = Forwarder::new(Arc::clone(&keyring), p);
     let node = keyring.current().public_key;
     let mut client = Client::new(8);
@@ -511,10 +514,11 @@ fn a_delivered_payload_takes_the_same_path() {
 #[test]
 fn held_packets_and_extreme_durations() {
     let keyring = memory_keyring(16);
-    let mut p = ForwardPolicy::default();
-    p.max_delay = Duration::MAX;
-    p.durable_deadline = Duration::MAX;
-    p.capacity = 4;
+    let p = ForwardPolicy {
+        capacity: 4,
+        max_delay: Duration::MAX,
+        durable_deadline: Duration::MAX,
+    };
     let fwd = Forwarder::new(Arc::clone(&keyring), p);
     let now = Instant::now();
     let packet = Box::new([0xabu8; PACKET_LEN]);

@@ -380,16 +380,15 @@ impl Forwarder {
     /// (received at `now`): a forward packet until `now` plus its delay,
     /// a SURB reply and a delivered payload until `now`, each then until
     /// its ticket is durable. Give it the whole datagram, into a buffer
-    /// larger than a packet, as to [`Keyring::receive`].
+    /// larger than a packet, as to [`Keyring::receive`]. Returns the
+    /// ticket the packet waits for (for a node's own log or metrics; the
+    /// forwarder does the waiting).
     ///
     /// # Errors
     /// [`Refused::Dropped`] if the keyring dropped the datagram,
     /// [`Refused::Discarded`] if the forwarder cannot hold it
     /// ([`Discarded::QueueFull`], [`Discarded::DelayTooLong`],
     /// [`Discarded::Stopped`]). Each is counted where it says.
-    ///
-    /// Returns the ticket the packet waits for (for a node's own log or
-    /// metrics; the forwarder does the waiting).
     pub fn receive(&self, datagram: &mut [u8], now: Instant) -> Result<Ticket, Refused> {
         let accepted = self.keyring.receive(datagram)?;
         let ticket = accepted.ticket;

@@ -569,8 +569,8 @@ impl Forwarder {
     /// thread's loop is `while let Some(p) = forwarder.recv() { … }`.
     pub fn recv(&self) -> Option<Due<'_>> {
         loop {
-            let far = Instant::now().checked_add(MAX_WAIT)?;
-            if let Some(due) = self.recv_until(far) {
+            let now = Instant::now();
+            if let Some(due) = self.recv_until(now.checked_add(MAX_WAIT).unwrap_or(now)) {
                 return Some(due);
             }
             if self.is_finished() {

@@ -45,7 +45,11 @@
 //! [`encode`] and [`decode`] are the two ends of a forward payload;
 //! [`encode_reply`] builds a reply's. Decoding a reply needs nothing here:
 //! [`SurbKeys::decrypt_reply`](kemsphinx::SurbKeys::decrypt_reply) already
-//! returns the padded message.
+//! returns the padded message. The reply reaches its client from the last
+//! node as the 16-byte SURB id followed by the 10,188-byte encrypted reply
+//! ([`SURB_REPLY_LEN`](crate::SURB_REPLY_LEN) bytes, Katzenpost's order;
+//! see [`Outgoing::SurbReply`](crate::Outgoing::SurbReply)): the id says
+//! which SURB's keys open the rest.
 
 use kemsphinx::Surb;
 use kemsphinx::geometry::{PAYLOAD_LEN, SURB_LEN};

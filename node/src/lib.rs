@@ -6,6 +6,7 @@ mod dir;
 mod dropped;
 mod epochs;
 mod filter;
+mod forward;
 pub mod framing;
 mod journal;
 mod keyring;
@@ -14,6 +15,9 @@ mod store;
 
 pub use dropped::{DropCounts, Dropped};
 pub use epochs::{EpochPolicy, Resumed, Turn};
+pub use forward::{
+    Discarded, Due, ForwardCounts, ForwardPolicy, Forwarder, Outgoing, Refused, SURB_REPLY_LEN,
+};
 pub use framing::{Framed, FramingError};
 pub use journal::{GROUP_INTERVAL, RETRY, Ticket};
 pub use keyring::{Accepted, EpochStatus, Keyring, OpenError};

@@ -40,13 +40,13 @@ compile_error!(
     allow(dead_code)
 )]
 pub(super) mod asm;
+#[cfg(all(feature = "x25519-batch", target_arch = "x86_64"))]
+pub(super) mod batch;
 #[cfg(feature = "libcrux")]
 #[cfg_attr(feature = "rustcrypto", allow(dead_code))]
 pub(super) mod libcrux;
 #[cfg(feature = "rustcrypto")]
 pub(super) mod rustcrypto;
-#[cfg(all(feature = "x25519-batch", target_arch = "x86_64"))]
-pub(super) mod batch;
 
 /// The name of the X25519 batch path a batch unwrap takes in this process
 /// (`"ifma"`, `"avx2"`, or `"scalar"`: the backend's X25519, a point at a

@@ -12,6 +12,15 @@
 //! start. A key without its store is the other way round, and is an error:
 //! the node would accept replays of every packet that key unwrapped.
 //!
+//! A new epoch is made all or nothing ([`PersistDir::create`]): files a
+//! failed try left (a store made before the disk filled, a key linked
+//! before the directory's `fsync` failed) are deleted on the next try, and
+//! on any error the files made so far are deleted at once. So one I/O
+//! error, or a disk full at rotation time, makes a rotation late (the
+//! keyring tries again a second later), never stuck. A retired epoch's key
+//! file is deleted and made durably gone before its store; only then are
+//! its tags still waiting for a group commit dropped ([`crate::journal`]).
+//!
 //! Key files are written as `kemsphinx keygen` writes them: a new
 //! temporary file of mode 0600 beside the final name, written in one write
 //! and `fsync`ed, linked to its final name (which fails if that exists),
@@ -35,6 +44,7 @@ use std::time::SystemTime;
 use kemsphinx::PrivateKey;
 use zeroize::Zeroizing;
 
+use crate::fault::{self, Point};
 use crate::store::{Store, StoreError};
 
 /// A node's disk-mode directory, locked for this process.
@@ -173,46 +183,84 @@ impl PersistDir {
     }
 
     /// Make epoch `number`'s store, then its key file (see the module
-    /// docs for the order).
+    /// docs for the order), all or nothing: any files of that number a
+    /// failed try left are deleted first (the caller makes only numbers
+    /// above every live epoch's, so no packet was ever unwrapped with
+    /// them), and on any error every file made is deleted again. A full
+    /// or failing disk therefore makes a rotation late, never stuck.
     ///
     /// # Errors
-    /// Either file exists, or any I/O error (then neither file is left).
+    /// Any I/O error (then, as far as the disk lets them be deleted, no
+    /// file of the epoch is left; a later try deletes the rest).
     pub(crate) fn create(
         &self,
         number: u64,
         key: &PrivateKey,
         started: SystemTime,
     ) -> io::Result<Store> {
-        let store_path = self.store_path(number);
-        let store = Store::create(&store_path, number, key.public_key(), started)?;
+        self.discard(number)?;
+        self.try_create(number, key, started).inspect_err(|_| {
+            let _ = self.discard(number);
+        })
+    }
+
+    fn try_create(&self, number: u64, key: &PrivateKey, started: SystemTime) -> io::Result<Store> {
+        let store = Store::create(&self.store_path(number), number, key.public_key(), started)?;
         sync_dir(&self.path)?;
-        if let Err(e) = write_key(&self.key_path(number), &key.to_pem()[..]) {
-            drop(store);
-            let _ = fs::remove_file(&store_path);
-            return Err(e);
-        }
+        write_key(&self.key_path(number), &key.to_pem()[..])?;
         sync_dir(&self.path)?;
         Ok(store)
     }
 
-    /// Delete epoch `number`'s key file, then its store.
+    /// Delete every file of epoch `number` (key, store, temporary key
+    /// files), durably; nothing to do (no call) if there is none.
+    fn discard(&self, number: u64) -> io::Result<()> {
+        let (final_name, temp_name) = (
+            format!("epoch-{number:08}."),
+            format!(".epoch-{number:08}.key."),
+        );
+        let mut removed = false;
+        for entry in fs::read_dir(&self.path).map_err(|e| err(&self.path, e))? {
+            let name = entry.map_err(|e| err(&self.path, e))?.file_name();
+            let text = name.to_string_lossy();
+            if text.starts_with(&final_name) || text.starts_with(&temp_name) {
+                let path = self.path.join(&name);
+                remove(&path)?;
+                removed = true;
+            }
+        }
+        if removed {
+            sync_dir(&self.path)?;
+        }
+        Ok(())
+    }
+
+    /// Delete epoch `number`'s key file, durably, then (`key_gone` called
+    /// in between) its store.
     ///
     /// # Errors
     /// Any I/O error but a file already gone.
-    pub(crate) fn retire(&self, number: u64) -> io::Result<()> {
-        for path in [self.key_path(number), self.store_path(number)] {
-            match fs::remove_file(&path) {
-                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(err(&path, e)),
-                _ => {}
-            }
-        }
+    pub(crate) fn retire(&self, number: u64, key_gone: impl FnOnce()) -> io::Result<()> {
+        remove(&self.key_path(number))?;
+        sync_dir(&self.path)?;
+        key_gone();
+        remove(&self.store_path(number))?;
         sync_dir(&self.path)
+    }
+}
+
+/// Remove the file `path`; one already gone is no error.
+fn remove(path: &Path) -> io::Result<()> {
+    match unlink(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(err(path, e)),
+        _ => Ok(()),
     }
 }
 
 /// `fsync` a directory, so that names made or removed in it are durable.
 fn sync_dir(path: &Path) -> io::Result<()> {
-    File::open(path)
+    fault::check(path, Point::DirSync)
+        .and_then(|()| File::open(path))
         .and_then(|d| d.sync_all())
         .map_err(|e| err(path, e))
 }
@@ -230,11 +278,24 @@ fn write_key(target: &Path, bytes: &[u8]) -> io::Result<()> {
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let written = options.open(&temp).and_then(|mut file| {
-        file.write_all(bytes)?;
-        file.sync_all()
-    });
-    let linked = written.and_then(|()| fs::hard_link(&temp, target));
-    let _ = fs::remove_file(&temp);
-    linked.map_err(|e| err(target, e))
+    let written = fault::check(&temp, Point::KeyFile)
+        .and_then(|()| options.open(&temp))
+        .and_then(|mut file| {
+            file.write_all(bytes)?;
+            fault::check(&temp, Point::KeySync)?;
+            file.sync_all()
+        });
+    let linked = written
+        .and_then(|()| fault::check(target, Point::KeyLink))
+        .and_then(|()| fs::hard_link(&temp, target));
+    // The temporary name holds the whole key: not removing it is an error
+    // (the caller deletes what it can, and start-up every one left).
+    let removed = unlink(&temp).map_err(|e| err(&temp, e));
+    linked.map_err(|e| err(target, e)).and(removed)
+}
+
+/// Remove the file `path`.
+fn unlink(path: &Path) -> io::Result<()> {
+    fault::check(path, Point::Unlink)?;
+    fs::remove_file(path)
 }

@@ -17,7 +17,10 @@
 //! keyring still drops replays of every tag it knows and drops new packets
 //! before any work, without remembering them, so memory does not grow with
 //! traffic while the disk is down. Once a retry succeeds, forwarding
-//! resumes.
+//! resumes. Tags queued for an epoch that retires meanwhile are dropped
+//! from the queue once its key file is durably gone: no packet can be
+//! unwrapped with that key again, so they guard nothing, and its store is
+//! deleted (retrying them would keep the journal failing for ever).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -175,7 +178,12 @@ impl Journal {
                 }
                 let group = queue.next;
                 queue.next += 1;
-                (group, std::mem::take(&mut queue.tags), queue.stop)
+                let mut tags = std::mem::take(&mut queue.tags);
+                // A retired epoch's key is gone: its packets can never be
+                // unwrapped again, so its tags need no commit (its store
+                // may be deleted already, and a retry would fail for ever).
+                tags.retain(|(store, _)| !store.is_retired());
+                (group, tags, queue.stop)
             };
             if tags.is_empty() && stop {
                 return;

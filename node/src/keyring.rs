@@ -15,6 +15,7 @@ use crate::dir::{Found, PersistDir};
 use crate::dropped::DropCounters;
 use crate::epochs::{Epoch, EpochPolicy, Resumed, Turn};
 use crate::journal::{Journal, Ticket};
+use crate::store::Store;
 use crate::{DropCounts, Dropped};
 
 /// After a failed attempt to write a new epoch's files, the next one.
@@ -88,10 +89,12 @@ impl Live {
 struct Turning {
     /// Disk mode: no new epoch's files before this (after a failure).
     retry_at: Option<Instant>,
-    /// Disk mode: retired epochs whose files could not be deleted yet. No
-    /// new epoch starts until they are gone, so there are never more than
-    /// two epochs' keys on disk (three with `publish_ahead`).
-    undeleted: Vec<u64>,
+    /// Disk mode: retired epochs whose files could not be deleted yet,
+    /// with their stores (whose queued tags are dropped once the key file
+    /// is gone). No new epoch starts until they are gone, so there are
+    /// never more than two epochs' keys on disk (three with
+    /// `publish_ahead`).
+    undeleted: Vec<(u64, Option<Arc<Store>>)>,
 }
 
 /// What a call to [`Keyring::turn`] is to do, decided under the read lock.
@@ -243,7 +246,7 @@ impl Keyring {
         resumed.epochs.sort_unstable();
         resumed.retired.sort_unstable();
         for &number in &resumed.retired {
-            dir.retire(number)?;
+            dir.retire(number, || {})?;
         }
         let journal = Arc::new(Journal::new());
         let committer = {
@@ -410,13 +413,8 @@ impl Keyring {
                     let mut live = self.live.write().unwrap_or_else(PoisonError::into_inner);
                     live.previous.take()
                 };
-                drop(retired);
-                if let Some(disk) = &self.disk
-                    && let Err(err) = disk.dir.retire(number)
-                {
-                    turning.undeleted.push(number);
-                    self.set_disk_error(format!("retiring epoch {number}: {err}"));
-                }
+                let store = retired.and_then(|(e, _)| e.store);
+                self.delete(&mut turning, number, store);
                 Some(Turn::Retired { number, early })
             }
             Plan::Start {
@@ -497,18 +495,27 @@ impl Keyring {
 
     /// Try again to delete the files of epochs retired earlier.
     fn delete_undeleted(&self, turning: &mut Turning) {
+        for (number, store) in std::mem::take(&mut turning.undeleted) {
+            self.delete(turning, number, store);
+        }
+    }
+
+    /// Delete retired epoch `number`'s files (disk mode); once its key
+    /// file is durably gone, its store's queued tags are dropped. What
+    /// fails is kept to try again.
+    fn delete(&self, turning: &mut Turning, number: u64, store: Option<Arc<Store>>) {
         let Some(disk) = &self.disk else {
             return;
         };
-        turning
-            .undeleted
-            .retain(|&number| match disk.dir.retire(number) {
-                Ok(()) => false,
-                Err(err) => {
-                    self.set_disk_error(format!("retiring epoch {number}: {err}"));
-                    true
-                }
-            });
+        let retire = || {
+            if let Some(s) = &store {
+                s.retire();
+            }
+        };
+        if let Err(err) = disk.dir.retire(number, retire) {
+            self.set_disk_error(format!("retiring epoch {number}: {err}"));
+            turning.undeleted.push((number, store));
+        }
     }
 
     /// Wait up to `timeout`, or until the current epoch has taken
@@ -666,6 +673,14 @@ impl Keyring {
         epoch
             .remember(tag, self.journal())
             .map(|(ticket, _)| ticket)
+    }
+
+    /// Remember `tag` in the next epoch (published ahead), as `receive`
+    /// does after a packet's MAC verified under its key.
+    pub(crate) fn remember_next(&self, tag: &kemsphinx::ReplayTag) -> Result<Ticket, Dropped> {
+        let live = self.live();
+        let next = live.next.as_ref().ok_or(Dropped::Other)?;
+        next.remember(tag, self.journal()).map(|(ticket, _)| ticket)
     }
 
     /// Whether a live epoch has seen `tag` (the check before any key work).

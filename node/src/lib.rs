@@ -5,6 +5,7 @@
 mod dir;
 mod dropped;
 mod epochs;
+mod fault;
 mod filter;
 pub mod framing;
 mod journal;

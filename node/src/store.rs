@@ -84,6 +84,10 @@ pub(crate) struct Store {
     /// then takes the retried tags).
     db: RwLock<Option<Database>>,
     broken: AtomicBool,
+    /// Its epoch's key file is gone (durably): no packet can be unwrapped
+    /// for this store again, so tags still queued for it need not be
+    /// committed (and cannot be, once the file is deleted).
+    retired: AtomicBool,
     path: PathBuf,
     number: u64,
     started: SystemTime,
@@ -128,6 +132,8 @@ impl Store {
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
         // Made empty with its mode here; redb initialises an empty file.
+        crate::fault::check(path, crate::fault::Point::StoreFile)
+            .map_err(|e| Self::err(path, e))?;
         drop(options.open(path).map_err(|e| {
             if e.kind() == io::ErrorKind::AlreadyExists {
                 Self::err(path, "exists; not replacing a replay store")
@@ -156,10 +162,13 @@ impl Store {
                 .map_err(|e| Self::err(path, e))?;
             tx.open_table(TAGS).map_err(|e| Self::err(path, e))?;
         }
+        crate::fault::check(path, crate::fault::Point::StoreInit)
+            .map_err(|e| Self::err(path, e))?;
         tx.commit().map_err(|e| Self::err(path, e))?;
         Ok(Self {
             db: RwLock::new(Some(db)),
             broken: AtomicBool::new(false),
+            retired: AtomicBool::new(false),
             path: path.to_owned(),
             number,
             started: UNIX_EPOCH + Duration::from_millis(millis(started)),
@@ -216,6 +225,7 @@ impl Store {
         Ok(Self {
             db: RwLock::new(Some(db)),
             broken: AtomicBool::new(false),
+            retired: AtomicBool::new(false),
             path: path.to_owned(),
             number,
             started: UNIX_EPOCH + Duration::from_millis(started),
@@ -255,6 +265,16 @@ impl Store {
         Ok(())
     }
 
+    /// Mark the store's epoch retired: its key file is durably deleted.
+    pub(crate) fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
+    }
+
+    /// Whether its epoch is retired ([`retire`](Self::retire)).
+    pub(crate) fn is_retired(&self) -> bool {
+        self.retired.load(Ordering::Acquire)
+    }
+
     /// When the epoch started (wall clock, to the millisecond).
     pub(crate) fn started(&self) -> SystemTime {
         self.started
@@ -278,6 +298,8 @@ impl Store {
 
     fn commit_once(&self, tags: &[ReplayTag]) -> Result<(), StoreError> {
         let path = &self.path;
+        crate::fault::check(path, crate::fault::Point::StoreCommit)
+            .map_err(|e| Self::err(path, e))?;
         let guard = self.db()?;
         let db = guard
             .as_ref()

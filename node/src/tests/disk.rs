@@ -14,7 +14,7 @@ use crate::dir::PersistDir;
 use crate::store::Store;
 use crate::{EpochPolicy, Keyring, OpenError, Resumed, Turn};
 
-fn policy() -> EpochPolicy {
+pub(super) fn policy() -> EpochPolicy {
     EpochPolicy {
         capacity: 10_000,
         fp_rate: 1e-6,
@@ -26,14 +26,14 @@ fn policy() -> EpochPolicy {
 }
 
 /// A fresh scratch directory's path (not yet made).
-fn scratch(name: &str) -> PathBuf {
+pub(super) fn scratch(name: &str) -> PathBuf {
     let dir =
         std::env::temp_dir().join(format!("kemsphinx-node-disk-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
 
-fn tag(rng: &mut ChaCha20Rng) -> ReplayTag {
+pub(super) fn tag(rng: &mut ChaCha20Rng) -> ReplayTag {
     let mut t = [0u8; 32];
     rng.fill_bytes(&mut t);
     ReplayTag(t)
@@ -62,7 +62,7 @@ fn filled(dir: &Path, n: usize, rng: &mut ChaCha20Rng) -> Vec<ReplayTag> {
 }
 
 /// The names in `dir`, sorted, but the lock file.
-fn names(dir: &Path) -> Vec<String> {
+pub(super) fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -9,3 +9,4 @@
 
 mod disk;
 mod epochs;
+mod faults;

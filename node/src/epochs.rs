@@ -137,6 +137,27 @@ pub enum Turn {
         /// Whether before its grace ended, to make room for a new epoch.
         early: bool,
     },
+    /// With [`EpochPolicy::publish_ahead`]: the next epoch had taken
+    /// [`EpochPolicy::rotate_after`] packets before it started (anyone
+    /// with its published key can make packets that fill it), so it was
+    /// replaced at once by a fresh one, numbered above it, whose key the
+    /// node must now publish as the next one. The filled epoch's key,
+    /// filter and (in disk mode) files are gone; the current epoch is
+    /// untouched.
+    ///
+    /// Replaced rather than turned: turning would make current an epoch
+    /// that is (nearly) full and so refuses packets at once, forcing a
+    /// second change, and would push the current key, under which honest
+    /// packets are in flight, into its grace early. Replacing changes
+    /// only a key that is not in use yet; what is lost is the filled
+    /// key's packets, refused already. An attacker pays `rotate_after`
+    /// packets per replacement, as for a forced rotation.
+    Replaced {
+        /// The next epoch that was filled, now gone.
+        filled: u64,
+        /// The new next epoch.
+        number: u64,
+    },
 }
 
 /// What [`Keyring::open`](crate::Keyring::open) found on disk.

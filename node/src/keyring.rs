@@ -104,9 +104,12 @@ enum Plan {
         early: bool,
     },
     Start {
-        number: u64,
         took: usize,
         by_count: bool,
+    },
+    /// The next epoch (published ahead) was filled: replace it.
+    Replace {
+        filled: u64,
     },
 }
 
@@ -363,16 +366,25 @@ impl Keyring {
         self.last_epoch.store(by.number, Ordering::Relaxed);
         let previous_key = by.number < live.current.number;
         let (ticket, taken) = by.remember(&tag, journal)?;
-        if taken == self.policy.rotate_after && by.number == live.current.number {
-            *self.turn_due.lock().unwrap_or_else(PoisonError::into_inner) = true;
-            self.turn_wake.notify_all();
-        }
+        self.taken(&live, by, taken);
         Ok(Accepted {
             epoch: by.number,
             previous_key,
             action: hop.action,
             ticket,
         })
+    }
+
+    /// After `by` took a packet and holds `taken`: wake the housekeeping
+    /// thread ([`wait_for_turn`](Self::wait_for_turn)) when the current
+    /// epoch, or the next one published ahead, reaches `rotate_after`.
+    fn taken(&self, live: &Live, by: &Epoch, taken: usize) {
+        let turns = by.number == live.current.number
+            || live.next.as_ref().is_some_and(|n| n.number == by.number);
+        if taken == self.policy.rotate_after && turns {
+            *self.turn_due.lock().unwrap_or_else(PoisonError::into_inner) = true;
+            self.turn_wake.notify_all();
+        }
     }
 
     /// Whether a packet holding `ticket` may leave now.
@@ -394,7 +406,11 @@ impl Keyring {
     /// [`EpochPolicy::length`]. At most one change per call: call again
     /// until `None`, from one housekeeping thread, waiting in between with
     /// [`wait_for_turn`](Self::wait_for_turn). After [`Turn::Started`],
-    /// publish [`current`](Self::current)'s key.
+    /// publish [`current`](Self::current)'s key; after [`Turn::Started`]
+    /// or [`Turn::Replaced`] with [`EpochPolicy::publish_ahead`],
+    /// [`next`](Self::next)'s. A next epoch that has taken
+    /// [`EpochPolicy::rotate_after`] packets is replaced at once (see
+    /// [`Turn::Replaced`] for why replaced, not turned).
     ///
     /// A new epoch due while the previous one is still in its grace
     /// retires that one first, early. No new epoch starts while the store
@@ -417,29 +433,10 @@ impl Keyring {
                 self.delete(&mut turning, number, store);
                 Some(Turn::Retired { number, early })
             }
-            Plan::Start {
-                number,
-                took,
-                by_count,
-            } => {
+            Plan::Start { took, by_count } => {
                 // The epoch that starts is the next one (published ahead)
                 // or a fresh one; with publish_ahead a new next one is made.
-                let fresh_number = if self.policy.publish_ahead {
-                    number + 1
-                } else {
-                    number
-                };
-                let mut fresh = Epoch::new(&self.policy, fresh_number, new_key(), now);
-                if let Some(disk) = &self.disk {
-                    match disk.dir.create(fresh_number, &fresh.key, SystemTime::now()) {
-                        Ok(store) => fresh.store = Some(Arc::new(store)),
-                        Err(e) => {
-                            turning.retry_at = Some(now + CREATE_RETRY);
-                            self.set_disk_error(format!("starting epoch {fresh_number}: {e}"));
-                            return None;
-                        }
-                    }
-                }
+                let fresh = self.fresh_epoch(&mut turning, now)?;
                 let mut live = self.live.write().unwrap_or_else(PoisonError::into_inner);
                 let (mut starting, next) = match (self.policy.publish_ahead, live.next.take()) {
                     (true, Some(next)) => (next, Some(fresh)),
@@ -457,7 +454,37 @@ impl Keyring {
                     by_count,
                 })
             }
+            Plan::Replace { filled } => {
+                let fresh = self.fresh_epoch(&mut turning, now)?;
+                let number = fresh.number;
+                let old = {
+                    let mut live = self.live.write().unwrap_or_else(PoisonError::into_inner);
+                    live.next.replace(fresh)
+                };
+                let store = old.and_then(|e| e.store);
+                self.delete(&mut turning, filled, store);
+                Some(Turn::Replaced { filled, number })
+            }
         }
+    }
+
+    /// A new epoch numbered above every live one, with a fresh key (in
+    /// disk mode, its files made); `None` if they could not be (tried
+    /// again after [`CREATE_RETRY`]).
+    fn fresh_epoch(&self, turning: &mut Turning, now: Instant) -> Option<Epoch> {
+        let number = self.live().epochs().map(|e| e.number).max().unwrap_or(0) + 1;
+        let mut fresh = Epoch::new(&self.policy, number, new_key(), now);
+        if let Some(disk) = &self.disk {
+            match disk.dir.create(number, &fresh.key, SystemTime::now()) {
+                Ok(store) => fresh.store = Some(Arc::new(store)),
+                Err(e) => {
+                    turning.retry_at = Some(now + CREATE_RETRY);
+                    self.set_disk_error(format!("starting epoch {number}: {e}"));
+                    return None;
+                }
+            }
+        }
+        Some(fresh)
     }
 
     /// What [`turn`](Self::turn) is to do now, if anything.
@@ -471,13 +498,23 @@ impl Keyring {
                 early: false,
             });
         }
+        let held_back = turning.retry_at.is_some_and(|t| now < t)
+            || !turning.undeleted.is_empty()
+            || self.disk_failing();
+        if let Some(next) = &live.next
+            && next.taken() >= self.policy.rotate_after
+            && !held_back
+        {
+            return Some(Plan::Replace {
+                filled: next.number,
+            });
+        }
         let took = live.current.taken();
         let by_count = took >= self.policy.rotate_after;
         if !by_count && now.duration_since(live.current.started) < self.policy.length {
             return None;
         }
-        let held_back = turning.retry_at.is_some_and(|t| now < t) || !turning.undeleted.is_empty();
-        if held_back || self.disk_failing() {
+        if held_back {
             return None;
         }
         if let Some((e, _)) = &live.previous {
@@ -486,11 +523,7 @@ impl Keyring {
                 early: true,
             });
         }
-        Some(Plan::Start {
-            number: live.current.number + 1,
-            took,
-            by_count,
-        })
+        Some(Plan::Start { took, by_count })
     }
 
     /// Try again to delete the files of epochs retired earlier.
@@ -670,9 +703,9 @@ impl Keyring {
             (Some((e, _)), true) => e,
             _ => &live.current,
         };
-        epoch
-            .remember(tag, self.journal())
-            .map(|(ticket, _)| ticket)
+        let (ticket, taken) = epoch.remember(tag, self.journal())?;
+        self.taken(&live, epoch, taken);
+        Ok(ticket)
     }
 
     /// Remember `tag` in the next epoch (published ahead), as `receive`
@@ -680,7 +713,9 @@ impl Keyring {
     pub(crate) fn remember_next(&self, tag: &kemsphinx::ReplayTag) -> Result<Ticket, Dropped> {
         let live = self.live();
         let next = live.next.as_ref().ok_or(Dropped::Other)?;
-        next.remember(tag, self.journal()).map(|(ticket, _)| ticket)
+        let (ticket, taken) = next.remember(tag, self.journal())?;
+        self.taken(&live, next, taken);
+        Ok(ticket)
     }
 
     /// Whether a live epoch has seen `tag` (the check before any key work).

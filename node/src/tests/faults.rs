@@ -194,3 +194,58 @@ fn one_failed_creation(
     }
     Ok(())
 }
+/// With `publish_ahead`, the next epoch filled by packets for its key
+/// (anyone with the published key can make them) is handled at once: the
+/// housekeeping thread is woken, and its turn replaces the next epoch
+/// with a fresh one whose key takes packets. (Before: nothing woke or
+/// turned, and the next key's packets were `EpochFull` until the current
+/// epoch's time was up.)
+#[test]
+fn a_filled_next_epoch_is_replaced_at_once() {
+    for disk in [false, true] {
+        let p = EpochPolicy {
+            capacity: 10,
+            rotate_after: 5,
+            publish_ahead: true,
+            ..policy()
+        };
+        let dir = scratch("next-filled");
+        let mut rng = ChaCha20Rng::seed_from_u64(43);
+        let keyring = if disk {
+            Keyring::open(p, &dir).unwrap().0
+        } else {
+            Keyring::new(p, kemsphinx::PrivateKey::generate(&mut rng)).unwrap()
+        };
+        let filled = keyring.next().unwrap();
+        for _ in 0..10 {
+            keyring.remember_next(&tag(&mut rng)).unwrap();
+        }
+        assert_eq!(
+            keyring.remember_next(&tag(&mut rng)),
+            Err(crate::Dropped::EpochFull)
+        );
+        assert!(
+            keyring.wait_for_turn(Duration::ZERO),
+            "disk={disk}: the housekeeping thread was not woken"
+        );
+        let mut turns = Vec::new();
+        while let Some(turn) = keyring.turn(Instant::now()) {
+            turns.push(turn);
+        }
+        println!("disk={disk}: {turns:?}");
+        assert_eq!(
+            turns,
+            [Turn::Replaced {
+                filled: 1,
+                number: 2
+            }]
+        );
+        let next = keyring.next().unwrap();
+        assert_ne!(next.public_key, filled.public_key, "disk={disk}");
+        assert_eq!(next.taken, 0, "disk={disk}");
+        assert_eq!(keyring.current().number, 0, "the current epoch stays");
+        keyring.remember_next(&tag(&mut rng)).unwrap();
+        drop(keyring);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

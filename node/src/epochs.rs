@@ -36,6 +36,7 @@ use kemsphinx::{PrivateKey, ReplayTag};
 use crate::Dropped;
 use crate::filter::ReplayFilter;
 use crate::journal::{Journal, Ticket};
+use crate::pending::Pending;
 use crate::store::Store;
 
 /// How a node's epochs turn over.
@@ -176,8 +177,8 @@ pub struct Resumed {
 struct Replay {
     filter: ReplayFilter,
     /// Disk mode: tags handed to the journal, with their group, until
-    /// that group is known durable.
-    unsynced: Vec<(u64, ReplayTag)>,
+    /// that group is known durable (looked up in O(1)).
+    unsynced: Pending,
 }
 
 /// One epoch: a key and the tags of the packets it unwrapped.
@@ -207,7 +208,7 @@ impl Epoch {
             started,
             replay: Mutex::new(Replay {
                 filter: ReplayFilter::new(policy.capacity, policy.fp_rate),
-                unsynced: Vec::new(),
+                unsynced: Pending::default(),
             }),
             store: None,
         }
@@ -242,7 +243,7 @@ impl Epoch {
         let Some(store) = store else {
             return true;
         };
-        replay.unsynced.iter().any(|(_, t)| t == tag) || store.contains(tag).unwrap_or(true)
+        replay.unsynced.contains(tag) || store.contains(tag).unwrap_or(true)
     }
 
     /// The atomic test-and-set, made only after the packet's MAC
@@ -269,10 +270,7 @@ impl Epoch {
         };
         let ticket = journal.add(store, *tag);
         let durable = journal.durable();
-        if replay.unsynced.first().is_some_and(|(g, _)| *g <= durable) {
-            replay.unsynced.retain(|(g, _)| *g > durable);
-        }
-        replay.unsynced.push((ticket.0, *tag));
+        replay.unsynced.push(ticket.0, tag, durable);
         Ok((ticket, taken))
     }
 }

@@ -10,6 +10,7 @@ mod filter;
 pub mod framing;
 mod journal;
 mod keyring;
+mod pending;
 mod selfcheck;
 mod store;
 

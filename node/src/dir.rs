@@ -28,11 +28,24 @@
 //! between the write and the removal leaves a temporary file holding a
 //! whole private key: start-up deletes every one it finds.
 //!
-//! One process at a time: [`PersistDir::new`] takes an exclusive lock on
-//! `DIR/lock` (`flock`) before it looks at anything in the directory, and
-//! holds it as long as any clone of the [`PersistDir`] lives; a second
-//! process (or a second `PersistDir` in one process) is refused, before it
-//! could delete the first one's new store as an orphan.
+//! One process at a time: [`PersistDir::new`] takes an exclusive lock
+//! (`flock`) on the directory itself, through a handle it holds open as
+//! long as any clone of the [`PersistDir`] lives, before it looks at
+//! anything in it; a second process (or a second `PersistDir` in one
+//! process) is refused, before it could delete the first one's new store
+//! as an orphan. The lock is on the directory, not on a file in it (0.1
+//! locked `DIR/lock`): deleting a file cannot defeat it, and the only way
+//! round it, renaming the directory, gives the second process another
+//! directory. (A `DIR/lock` left by 0.1 is ignored.)
+//!
+//! Nobody else may have put or changed anything here: before a key is
+//! loaded, the directory must be owned by the process's effective user
+//! and writable by nobody else (group or others), and every key and store
+//! must be a regular file (a symbolic link is refused, and the key file
+//! read must be the one checked), owned by that user, and neither
+//! readable nor writable by group or others (the node makes them 0600).
+//! The directory's own path may be a symbolic link (as `/var/lib/node`
+//! often is): it names the directory, whose owner and mode are checked.
 
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
@@ -51,7 +64,8 @@ use crate::store::{Store, StoreError};
 #[derive(Clone, Debug)]
 pub(crate) struct PersistDir {
     path: PathBuf,
-    /// The open lock file: the lock lasts while any clone holds it.
+    /// The directory, open and locked: the lock lasts while any clone
+    /// holds it.
     _lock: Arc<File>,
 }
 
@@ -85,21 +99,17 @@ impl PersistDir {
         if !fs::metadata(path).map_err(|e| err(path, e))?.is_dir() {
             return Err(err(path, "not a directory"));
         }
-        let lock_path = path.join("lock");
-        let mut options = OpenOptions::new();
-        options.read(true).write(true).create(true).truncate(false);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let lock = options.open(&lock_path).map_err(|e| err(&lock_path, e))?;
+        let lock = File::open(path).map_err(|e| err(path, e))?;
+        check_dir(path, &lock)?;
         match lock.try_lock() {
             Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) => {
                 return Err(err(
-                    &lock_path,
-                    "held by another process using this directory: refusing to share it",
+                    path,
+                    "locked by another process using this directory: refusing to share it",
                 ));
             }
-            Err(fs::TryLockError::Error(e)) => return Err(err(&lock_path, e)),
+            Err(fs::TryLockError::Error(e)) => return Err(err(path, e)),
         }
         Ok(Self {
             path: path.to_owned(),
@@ -164,9 +174,13 @@ impl PersistDir {
     /// each names the file.
     pub(crate) fn open(&self, number: u64) -> io::Result<Found> {
         let key_path = self.key_path(number);
-        let text = Zeroizing::new(fs::read(&key_path).map_err(|e| err(&key_path, e))?);
-        let key = PrivateKey::from_pem(&text).map_err(|e| err(&key_path, e))?;
         let store_path = self.store_path(number);
+        let checked = check_file(&key_path)?;
+        if store_path.exists() || fs::symlink_metadata(&store_path).is_ok() {
+            check_file(&store_path)?;
+        }
+        let text = Zeroizing::new(read_checked(&key_path, &checked)?);
+        let key = PrivateKey::from_pem(&text).map_err(|e| err(&key_path, e))?;
         if !store_path.exists() {
             return Err(StoreError {
                 path: store_path,
@@ -255,6 +269,102 @@ fn remove(path: &Path) -> io::Result<()> {
         Err(e) if e.kind() != io::ErrorKind::NotFound => Err(err(path, e)),
         _ => Ok(()),
     }
+}
+
+/// The process's effective user.
+#[cfg(unix)]
+fn euid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+/// The directory (open as `handle`) is a directory, owned by this user
+/// and writable by nobody else.
+fn check_dir(path: &Path, handle: &File) -> io::Result<()> {
+    let meta = handle.metadata().map_err(|e| err(path, e))?;
+    if !meta.is_dir() {
+        return Err(err(path, "not a directory"));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.uid() != euid() {
+            return Err(err(
+                path,
+                format!(
+                    "owned by user {}, not by this process's ({})",
+                    meta.uid(),
+                    euid()
+                ),
+            ));
+        }
+        if meta.mode() & 0o022 != 0 {
+            return Err(err(
+                path,
+                format!(
+                    "mode {:o}: writable by group or others, who could plant or swap keys (chmod 0700)",
+                    meta.mode() & 0o7777
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A key or store: a regular file, not a symbolic link, owned by this
+/// user, neither readable nor writable by group or others. Returns what
+/// was checked.
+fn check_file(path: &Path) -> io::Result<fs::Metadata> {
+    let meta = fs::symlink_metadata(path).map_err(|e| err(path, e))?;
+    if meta.file_type().is_symlink() {
+        return Err(err(path, "a symbolic link: refusing to follow it"));
+    }
+    if !meta.is_file() {
+        return Err(err(path, "not a regular file"));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.uid() != euid() {
+            return Err(err(
+                path,
+                format!(
+                    "owned by user {}, not by this process's ({})",
+                    meta.uid(),
+                    euid()
+                ),
+            ));
+        }
+        if meta.mode() & 0o077 != 0 {
+            return Err(err(
+                path,
+                format!(
+                    "mode {:o}: open to group or others (the node makes it 0600)",
+                    meta.mode() & 0o7777
+                ),
+            ));
+        }
+    }
+    Ok(meta)
+}
+
+/// Read the file `path` whose name [`check_file`] checked as `checked`,
+/// refusing if what was opened is another file (swapped in between).
+fn read_checked(path: &Path, checked: &fs::Metadata) -> io::Result<Vec<u8>> {
+    let mut file = File::open(path).map_err(|e| err(path, e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let opened = file.metadata().map_err(|e| err(path, e))?;
+        if (opened.dev(), opened.ino()) != (checked.dev(), checked.ino()) {
+            return Err(err(path, "replaced while it was being checked"));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = checked;
+    // Sized at once: no reallocation leaves copies of the key behind.
+    let mut bytes = Vec::with_capacity(usize::try_from(checked.len()).unwrap_or(0) + 1);
+    io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| err(path, e))?;
+    Ok(bytes)
 }
 
 /// `fsync` a directory, so that names made or removed in it are durable.

@@ -35,7 +35,7 @@ use kemsphinx::{PrivateKey, ReplayTag};
 
 use crate::Dropped;
 use crate::filter::ReplayFilter;
-use crate::journal::{Journal, Ticket};
+use crate::journal::Journal;
 use crate::pending::Pending;
 use crate::store::Store;
 
@@ -86,21 +86,58 @@ impl Default for EpochPolicy {
     }
 }
 
+/// An [`EpochPolicy`] that cannot work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
+pub enum PolicyError {
+    /// `capacity` is zero.
+    #[error("capacity is zero")]
+    ZeroCapacity,
+    /// `fp_rate` does not lie strictly between 0 and 1.
+    #[error("fp_rate must lie strictly between 0 and 1")]
+    FpRate,
+    /// `rotate_after` is zero or over `capacity`.
+    #[error("rotate_after must lie in 1..=capacity")]
+    RotateAfter,
+    /// `length` is zero: every call to `turn` would start a new epoch
+    /// (a `while let Some(turn)` loop would never end).
+    #[error("length is zero: every turn would start a new epoch")]
+    ZeroLength,
+    /// `length` plus `grace` (as far as an epoch's end is ever reckoned
+    /// ahead) overflows this platform's `Instant`.
+    #[error("length and grace overflow the clock (Instant): choose durations of years at most")]
+    Overflow,
+}
+
 impl EpochPolicy {
     /// Whether the numbers make sense together.
     ///
     /// # Errors
-    /// A zero capacity, a rate outside (0, 1), or `rotate_after` zero or
-    /// over the capacity.
-    pub fn check(&self) -> Result<(), &'static str> {
+    /// A zero capacity, a rate outside (0, 1), `rotate_after` zero or
+    /// over the capacity, a zero `length`, or a `length` and `grace`
+    /// that overflow `Instant` (such as `Duration::MAX`).
+    pub fn check(&self) -> Result<(), PolicyError> {
         if self.capacity == 0 {
-            return Err("capacity is zero");
+            return Err(PolicyError::ZeroCapacity);
         }
         if !(self.fp_rate > 0.0 && self.fp_rate < 1.0) {
-            return Err("fp_rate must lie strictly between 0 and 1");
+            return Err(PolicyError::FpRate);
         }
         if self.rotate_after == 0 || self.rotate_after > self.capacity {
-            return Err("rotate_after must lie in 1..=capacity");
+            return Err(PolicyError::RotateAfter);
+        }
+        if self.length.is_zero() {
+            return Err(PolicyError::ZeroLength);
+        }
+        // An epoch's end and its grace's end, reckoned from a turn as far
+        // ahead as one more length (with room to spare for the retry).
+        let far = Instant::now()
+            .checked_add(self.length)
+            .and_then(|t| t.checked_add(self.length))
+            .and_then(|t| t.checked_add(self.grace))
+            .and_then(|t| t.checked_add(Duration::from_secs(3600)));
+        if far.is_none() {
+            return Err(PolicyError::Overflow);
         }
         Ok(())
     }
@@ -116,6 +153,7 @@ impl EpochPolicy {
 /// and the directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
+#[must_use = "a started or replaced epoch's key is to be published"]
 pub enum Turn {
     /// A new epoch started, whose public key the node must now publish
     /// (with [`EpochPolicy::publish_ahead`]: it was published already, and
@@ -163,6 +201,7 @@ pub enum Turn {
 
 /// What [`Keyring::open`](crate::Keyring::open) found on disk.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[must_use = "what a restart resumed, re-made or dropped belongs in the node's log"]
 pub struct Resumed {
     /// Epochs resumed (number, tags loaded), oldest first; empty when the
     /// directory held none and epoch 0 was started.
@@ -249,13 +288,13 @@ impl Epoch {
     /// The atomic test-and-set, made only after the packet's MAC
     /// verified: refuse a tag already seen (a copy that won the race) or
     /// an epoch at capacity; otherwise remember the tag and, in disk mode,
-    /// queue it for the group commit. Returns the ticket and the tags the
-    /// epoch now holds.
+    /// queue it for the group commit. Returns its group commit (0 in
+    /// memory mode) and the tags the epoch now holds.
     pub(crate) fn remember(
         &self,
         tag: &ReplayTag,
         journal: Option<&Journal>,
-    ) -> Result<(Ticket, usize), Dropped> {
+    ) -> Result<(u64, usize), Dropped> {
         let mut replay = self.replay();
         if Self::seen_in(&replay, self.store.as_deref(), tag) {
             return Err(Dropped::Replay);
@@ -266,11 +305,11 @@ impl Epoch {
         replay.filter.insert(tag);
         let taken = replay.filter.len();
         let (Some(store), Some(journal)) = (&self.store, journal) else {
-            return Ok((Ticket::NOW, taken));
+            return Ok((0, taken));
         };
-        let ticket = journal.add(store, *tag);
+        let group = journal.add(store, *tag);
         let durable = journal.durable();
-        replay.unsynced.push(ticket.0, tag, durable);
-        Ok((ticket, taken))
+        replay.unsynced.push(group, tag, durable);
+        Ok((group, taken))
     }
 }

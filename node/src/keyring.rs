@@ -13,8 +13,8 @@ use rand_core::UnwrapErr;
 
 use crate::dir::{Found, PersistDir};
 use crate::dropped::DropCounters;
-use crate::epochs::{Epoch, EpochPolicy, Resumed, Turn};
-use crate::journal::{Journal, Ticket};
+use crate::epochs::{Epoch, EpochPolicy, PolicyError, Resumed, Turn};
+use crate::journal::{Journal, NotDurable, Ticket};
 use crate::store::Store;
 use crate::{DropCounts, Dropped};
 
@@ -27,7 +27,7 @@ const CREATE_RETRY: Duration = Duration::from_secs(1);
 pub enum OpenError {
     /// The [`EpochPolicy`] does not hold together.
     #[error("epoch policy: {0}")]
-    Policy(&'static str),
+    Policy(#[from] PolicyError),
     /// Disk mode: a key or store that does not load (the message names
     /// the file), a directory another process holds, or files that
     /// cannot be written.
@@ -39,6 +39,7 @@ pub enum OpenError {
 /// remembered in its epoch's filter.
 #[derive(Debug)]
 #[non_exhaustive]
+#[must_use = "the action is the packet's next step, and its ticket must be durable before it leaves"]
 pub struct Accepted<'a> {
     /// The epoch whose key unwrapped it.
     pub epoch: u64,
@@ -47,9 +48,9 @@ pub struct Accepted<'a> {
     /// What to do with it (a forward packet borrows the datagram, now the
     /// next hop's packet).
     pub action: Action<'a>,
-    /// Disk mode: nothing of this packet (nor a reply made from it) may
-    /// leave the node before this is durable
-    /// ([`Keyring::wait_durable`]). Memory mode: [`Ticket::NOW`].
+    /// Nothing of this packet (nor a reply made from it) may leave the
+    /// node before this is durable ([`Keyring::wait_durable`]); in
+    /// memory mode it is at once.
     pub ticket: Ticket,
 }
 
@@ -113,6 +114,10 @@ enum Plan {
     },
 }
 
+/// The number of the next keyring made in this process (tickets carry
+/// their keyring's).
+static KEYRINGS: AtomicU64 = AtomicU64::new(1);
+
 struct Disk {
     dir: PersistDir,
     journal: Arc<Journal>,
@@ -127,6 +132,8 @@ struct Disk {
 /// lock only for its test-and-set; [`turn`](Self::turn), called from one
 /// housekeeping thread, takes the write lock for the moment of a change.
 pub struct Keyring {
+    /// Unique in the process: the tickets it hands out carry it.
+    id: u64,
     policy: EpochPolicy,
     live: RwLock<Live>,
     drops: DropCounters,
@@ -156,7 +163,7 @@ impl Keyring {
     /// # Errors
     /// [`OpenError::Policy`] if the policy does not hold together.
     pub fn new(policy: EpochPolicy, key: PrivateKey) -> Result<Self, OpenError> {
-        policy.check().map_err(OpenError::Policy)?;
+        policy.check()?;
         let now = Instant::now();
         let current = Epoch::new(&policy, 0, key, now);
         let next = policy
@@ -177,7 +184,7 @@ impl Keyring {
     /// load (each error names its file), a directory in use by another
     /// process, or files that cannot be written.
     pub fn open(policy: EpochPolicy, dir: &Path) -> Result<(Self, Resumed), OpenError> {
-        policy.check().map_err(OpenError::Policy)?;
+        policy.check()?;
         let dir = PersistDir::new(dir)?;
         let mut numbers = dir.scan()?;
         let mut resumed = Resumed::default();
@@ -220,7 +227,7 @@ impl Keyring {
                 if let Some(at) = promoted {
                     current.started = at;
                 }
-                let until = current.started + policy.grace;
+                let until = current.started.checked_add(policy.grace).unwrap_or(now);
                 let previous = match older {
                     Some(n) if now < until => Some((load(dir.open(n)?, &mut resumed)?, until)),
                     Some(n) => {
@@ -278,6 +285,7 @@ impl Keyring {
     ) -> Self {
         let current_number = current.number;
         Self {
+            id: KEYRINGS.fetch_add(1, Ordering::Relaxed),
             policy,
             live: RwLock::new(Live {
                 current,
@@ -365,13 +373,13 @@ impl Keyring {
         let by = order.clone().nth(which).unwrap_or(&live.current);
         self.last_epoch.store(by.number, Ordering::Relaxed);
         let previous_key = by.number < live.current.number;
-        let (ticket, taken) = by.remember(&tag, journal)?;
+        let (group, taken) = by.remember(&tag, journal)?;
         self.taken(&live, by, taken);
         Ok(Accepted {
             epoch: by.number,
             previous_key,
             action: hop.action,
-            ticket,
+            ticket: self.ticket(group),
         })
     }
 
@@ -387,16 +395,36 @@ impl Keyring {
         }
     }
 
-    /// Whether a packet holding `ticket` may leave now.
-    pub fn is_durable(&self, ticket: Ticket) -> bool {
-        self.journal().is_none_or(|j| j.durable() >= ticket.0)
+    fn ticket(&self, group: u64) -> Ticket {
+        Ticket {
+            keyring: self.id,
+            group,
+        }
     }
 
-    /// Wait up to `timeout` for `ticket`'s group commit; whether the packet
-    /// may leave. A node drops a packet whose ticket does not become
-    /// durable in reasonable time (the disk is failing).
-    pub fn wait_durable(&self, ticket: Ticket, timeout: Duration) -> bool {
-        self.journal().is_none_or(|j| j.wait(ticket, timeout))
+    /// Whether a packet holding `ticket` may leave now (never for a
+    /// ticket of another keyring).
+    #[must_use]
+    pub fn is_durable(&self, ticket: Ticket) -> bool {
+        ticket.keyring == self.id && self.journal().is_none_or(|j| j.durable() >= ticket.group)
+    }
+
+    /// Wait up to `timeout` (any `Duration`: `Duration::MAX` waits as
+    /// long as it takes) for `ticket`'s group commit.
+    ///
+    /// # Errors
+    /// The packet may not leave: its commit was not durable in time
+    /// ([`NotDurable::TimedOut`]: a node drops a packet whose ticket does
+    /// not become durable in reasonable time, the disk is failing), or
+    /// the ticket is another keyring's ([`NotDurable::OtherKeyring`]).
+    pub fn wait_durable(&self, ticket: Ticket, timeout: Duration) -> Result<(), NotDurable> {
+        if ticket.keyring != self.id {
+            return Err(NotDurable::OtherKeyring);
+        }
+        match self.journal() {
+            Some(j) if !j.wait(ticket.group, timeout) => Err(NotDurable::TimedOut),
+            _ => Ok(()),
+        }
     }
 
     /// Retire the previous epoch if its grace is over; start a new epoch
@@ -420,6 +448,7 @@ impl Keyring {
     /// [`EpochPolicy::publish_ahead`]) are ever on disk. Files are written and
     /// deleted outside the lock that [`receive`](Self::receive) takes:
     /// receiving threads wait only for the swap itself.
+    #[must_use = "a started or replaced epoch's key is to be published"]
     pub fn turn(&self, now: Instant) -> Option<Turn> {
         let mut turning = self.turning.lock().unwrap_or_else(PoisonError::into_inner);
         self.delete_undeleted(&mut turning);
@@ -437,16 +466,21 @@ impl Keyring {
                 // The epoch that starts is the next one (published ahead)
                 // or a fresh one; with publish_ahead a new next one is made.
                 let fresh = self.fresh_epoch(&mut turning, now)?;
+                // Told a time ahead, the rotation still happens now: the
+                // new epoch's age and the previous key's grace run from
+                // the real rotation, not from a day ahead.
+                let at = now.min(Instant::now());
                 let mut live = self.live.write().unwrap_or_else(PoisonError::into_inner);
                 let (mut starting, next) = match (self.policy.publish_ahead, live.next.take()) {
                     (true, Some(next)) => (next, Some(fresh)),
                     _ => (fresh, None),
                 };
                 live.next = next;
-                starting.started = now;
+                starting.started = at;
                 let number = starting.number;
                 let old = std::mem::replace(&mut live.current, starting);
-                live.previous = Some((old, now + self.policy.grace));
+                // The policy check keeps this from overflowing.
+                live.previous = Some((old, at.checked_add(self.policy.grace).unwrap_or(at)));
                 drop(live);
                 Some(Turn::Started {
                     number,
@@ -473,12 +507,12 @@ impl Keyring {
     /// again after [`CREATE_RETRY`]).
     fn fresh_epoch(&self, turning: &mut Turning, now: Instant) -> Option<Epoch> {
         let number = self.live().epochs().map(|e| e.number).max().unwrap_or(0) + 1;
-        let mut fresh = Epoch::new(&self.policy, number, new_key(), now);
+        let mut fresh = Epoch::new(&self.policy, number, new_key(), now.min(Instant::now()));
         if let Some(disk) = &self.disk {
             match disk.dir.create(number, &fresh.key, SystemTime::now()) {
                 Ok(store) => fresh.store = Some(Arc::new(store)),
                 Err(e) => {
-                    turning.retry_at = Some(now + CREATE_RETRY);
+                    turning.retry_at = now.checked_add(CREATE_RETRY);
                     self.set_disk_error(format!("starting epoch {number}: {e}"));
                     return None;
                 }
@@ -635,6 +669,7 @@ impl Keyring {
 
     /// Disk mode: the last failure to commit tags or to write or delete an
     /// epoch's files, once (for the node's log).
+    #[must_use = "the error is taken: log it"]
     pub fn take_disk_error(&self) -> Option<String> {
         let commit = self.journal().and_then(Journal::take_error);
         let files = self
@@ -703,9 +738,9 @@ impl Keyring {
             (Some((e, _)), true) => e,
             _ => &live.current,
         };
-        let (ticket, taken) = epoch.remember(tag, self.journal())?;
+        let (group, taken) = epoch.remember(tag, self.journal())?;
         self.taken(&live, epoch, taken);
-        Ok(ticket)
+        Ok(self.ticket(group))
     }
 
     /// Remember `tag` in the next epoch (published ahead), as `receive`
@@ -713,9 +748,14 @@ impl Keyring {
     pub(crate) fn remember_next(&self, tag: &kemsphinx::ReplayTag) -> Result<Ticket, Dropped> {
         let live = self.live();
         let next = live.next.as_ref().ok_or(Dropped::Other)?;
-        let (ticket, taken) = next.remember(tag, self.journal())?;
+        let (group, taken) = next.remember(tag, self.journal())?;
         self.taken(&live, next, taken);
-        Ok(ticket)
+        Ok(self.ticket(group))
+    }
+
+    /// Whether `ticket` became durable within `timeout`.
+    pub(crate) fn is_durable_within(&self, ticket: Ticket, timeout: Duration) -> bool {
+        self.wait_durable(ticket, timeout).is_ok()
     }
 
     /// Whether a live epoch has seen `tag` (the check before any key work).

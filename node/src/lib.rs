@@ -15,9 +15,9 @@ mod selfcheck;
 mod store;
 
 pub use dropped::{DropCounts, Dropped};
-pub use epochs::{EpochPolicy, Resumed, Turn};
+pub use epochs::{EpochPolicy, PolicyError, Resumed, Turn};
 pub use framing::{Framed, FramingError};
-pub use journal::{GROUP_INTERVAL, RETRY, Ticket};
+pub use journal::{GROUP_INTERVAL, NotDurable, RETRY, Ticket};
 pub use keyring::{Accepted, EpochStatus, Keyring, OpenError};
 pub use selfcheck::{SelfCheck, SelfCheckError, self_check};
 

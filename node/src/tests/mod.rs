@@ -10,3 +10,4 @@
 mod disk;
 mod epochs;
 mod faults;
+mod types;

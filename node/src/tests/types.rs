@@ -1,0 +1,187 @@
+//! What the types and the directory allowed and should not: policies that
+//! cannot work, durations that overflow, a turn told a time ahead, tickets
+//! of another keyring, the directory's lock, its files' owner and mode.
+
+use std::time::{Duration, Instant};
+
+use chacha20::ChaCha20Rng;
+use kemsphinx::PrivateKey;
+use rand_core::SeedableRng;
+
+use super::disk::{policy, scratch, tag};
+use crate::dir::PersistDir;
+use crate::{EpochPolicy, Keyring, Turn};
+
+const DAY: Duration = Duration::from_secs(86_400);
+
+fn key() -> PrivateKey {
+    PrivateKey::generate(&mut ChaCha20Rng::seed_from_u64(51))
+}
+
+/// A zero length (the README's `while let Some(turn)` loop never ended:
+/// in disk mode hundreds of key files a second) and durations that
+/// overflow `Instant` (a grace of `Duration::MAX` panicked in `turn` and
+/// at restart) are refused by the policy check.
+#[test]
+fn the_policy_check_refuses_what_cannot_work() {
+    for (what, p) in [
+        (
+            "length 0",
+            EpochPolicy {
+                length: Duration::ZERO,
+                ..policy()
+            },
+        ),
+        (
+            "length MAX",
+            EpochPolicy {
+                length: Duration::MAX,
+                ..policy()
+            },
+        ),
+        (
+            "grace MAX",
+            EpochPolicy {
+                grace: Duration::MAX,
+                ..policy()
+            },
+        ),
+    ] {
+        let refused = Keyring::new(p.clone(), key()).err().map(|e| e.to_string());
+        println!("{what}: {refused:?}");
+        assert!(refused.is_some(), "{what} accepted");
+        assert!(p.check().is_err(), "{what}");
+    }
+}
+
+/// `wait_durable` with `Duration::MAX` (in disk mode it panicked on
+/// `Instant + timeout`) waits until the ticket is durable.
+#[test]
+fn waiting_for_ever_does_not_panic() {
+    let dir = scratch("wait-max");
+    let mut rng = ChaCha20Rng::seed_from_u64(52);
+    let (keyring, _) = Keyring::open(policy(), &dir).unwrap();
+    let ticket = keyring.remember_tag(&tag(&mut rng), false).unwrap();
+    let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        keyring.wait_durable(ticket, Duration::MAX)
+    }));
+    assert!(waited.is_ok(), "wait_durable(_, Duration::MAX) panicked");
+    assert!(keyring.is_durable(ticket));
+    drop(keyring);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A turn told a time a day ahead starts the new epoch, but the previous
+/// key's grace is measured from the rotation as it really happened: it
+/// retires a grace later, not a day and a grace later.
+#[test]
+fn a_turn_told_a_time_ahead_does_not_keep_the_previous_key_for_a_day() {
+    let keyring = Keyring::new(policy(), key()).unwrap();
+    assert!(matches!(
+        keyring.turn(Instant::now() + DAY),
+        Some(Turn::Started { number: 1, .. })
+    ));
+    let after_grace = Instant::now() + policy().grace;
+    assert_eq!(
+        keyring.turn(after_grace),
+        Some(Turn::Retired {
+            number: 0,
+            early: false
+        }),
+        "the previous key outlived its grace"
+    );
+}
+
+/// A ticket is its keyring's: another keyring, whose groups count alike,
+/// does not call it durable (before: the group number alone was
+/// compared).
+#[test]
+fn a_ticket_of_another_keyring_is_not_durable() {
+    let mut rng = ChaCha20Rng::seed_from_u64(53);
+    let (a_dir, b_dir) = (scratch("ticket-a"), scratch("ticket-b"));
+    let (a, _) = Keyring::open(policy(), &a_dir).unwrap();
+    let (b, _) = Keyring::open(policy(), &b_dir).unwrap();
+    let from_a = a.remember_tag(&tag(&mut rng), false).unwrap();
+    let from_b = b.remember_tag(&tag(&mut rng), false).unwrap();
+    assert!(a.is_durable_within(from_a, Duration::from_secs(30)));
+    assert!(b.is_durable_within(from_b, Duration::from_secs(30)));
+    assert!(!b.is_durable(from_a), "another keyring's ticket is durable");
+    assert!(!a.is_durable(from_b), "another keyring's ticket is durable");
+    drop((a, b));
+    std::fs::remove_dir_all(&a_dir).unwrap();
+    std::fs::remove_dir_all(&b_dir).unwrap();
+}
+
+/// The directory's lock survives the deletion of any file in it (0.1
+/// locked `DIR/lock`: deleted, a second process locked a new one and
+/// deleted the first one's new store as an orphan).
+#[test]
+fn deleting_a_file_does_not_defeat_the_lock() {
+    let dir = scratch("lock-deleted");
+    let first = PersistDir::new(&dir).unwrap();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        std::fs::remove_file(entry.unwrap().path()).unwrap();
+    }
+    let second = Keyring::open(policy(), &dir);
+    assert!(second.is_err(), "a second user took the directory");
+    drop(first);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[cfg(unix)]
+mod unix {
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
+
+    use super::super::disk::{policy, scratch};
+    use crate::Keyring;
+
+    fn chmod(path: &Path, mode: u32) {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// A directory, key or store that others may write or read, and a
+    /// key or store that is a symbolic link, are refused before a key
+    /// is loaded (0.1 took a 0777 directory, a 0666 key file and
+    /// symlinked files silently).
+    #[test]
+    fn loose_modes_and_symbolic_links_are_refused() {
+        let dir = scratch("modes");
+        drop(Keyring::open(policy(), &dir).unwrap());
+        let key = dir.join("epoch-00000000.key");
+        let store = dir.join("epoch-00000000.redb");
+        let mut accepted = Vec::new();
+        let check = |what: &str, accepted: &mut Vec<String>| match Keyring::open(policy(), &dir) {
+            Ok(_) => accepted.push(what.to_owned()),
+            Err(e) => println!("{what}: {e}"),
+        };
+        chmod(&dir, 0o777);
+        check("a 0777 directory", &mut accepted);
+        chmod(&dir, 0o770);
+        check("a 0770 directory", &mut accepted);
+        chmod(&dir, 0o700);
+        chmod(&key, 0o666);
+        check("a 0666 key file", &mut accepted);
+        chmod(&key, 0o640);
+        check("a 0640 key file", &mut accepted);
+        chmod(&key, 0o600);
+        chmod(&store, 0o644);
+        check("a 0644 store", &mut accepted);
+        chmod(&store, 0o600);
+        // Symbolic links to the real files, kept beside the directory.
+        let aside = dir.with_extension("aside");
+        std::fs::create_dir_all(&aside).unwrap();
+        for (file, name) in [(&key, "key"), (&store, "store")] {
+            let real = aside.join(name);
+            std::fs::rename(file, &real).unwrap();
+            std::os::unix::fs::symlink(&real, file).unwrap();
+            check(&format!("a symlinked {name}"), &mut accepted);
+            std::fs::remove_file(file).unwrap();
+            std::fs::rename(&real, file).unwrap();
+        }
+        assert!(accepted.is_empty(), "accepted: {accepted:?}");
+        drop(Keyring::open(policy(), &dir).unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(&aside).unwrap();
+    }
+}

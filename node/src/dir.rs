@@ -3,6 +3,7 @@
 //! ```text
 //! DIR/epoch-00000007.key    the epoch's private key, PEM, mode 0600
 //! DIR/epoch-00000007.redb   its replay store (crate::store)
+//! DIR/node.secret           the key of the stores' marks, mode 0600
 //! ```
 //!
 //! A new epoch's store is made (and made durable) before its key file, and
@@ -38,6 +39,15 @@
 //! round it, renaming the directory, gives the second process another
 //! directory. (A `DIR/lock` left by 0.1 is ignored.)
 //!
+//! Epochs are bound to the directory that made them: `DIR/node.secret`
+//! (32 random bytes, mode 0600, made with the directory) keys a mark that
+//! each store records ([`crate::store`]), so a key and store planted by
+//! someone else, or copied from another node, are refused rather than
+//! resumed (a planted epoch numbered above the current one would become
+//! current, and the node would publish a key someone else knows). A
+//! directory with epochs but no secret was not made by this version: it
+//! is refused.
+//!
 //! Nobody else may have put or changed anything here: before a key is
 //! loaded, the directory must be owned by the process's effective user
 //! and writable by nobody else (group or others), and every key and store
@@ -60,13 +70,27 @@ use zeroize::Zeroizing;
 use crate::fault::{self, Point};
 use crate::store::{Store, StoreError};
 
+/// The directory's secret, made with the directory: every store made
+/// here carries a mark under it ([`PersistDir::mark`]).
+const SECRET: &str = "node.secret";
+
 /// A node's disk-mode directory, locked for this process.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(crate) struct PersistDir {
     path: PathBuf,
     /// The directory, open and locked: the lock lasts while any clone
     /// holds it.
     _lock: Arc<File>,
+    /// The contents of [`SECRET`].
+    secret: Arc<Zeroizing<[u8; 32]>>,
+}
+
+impl std::fmt::Debug for PersistDir {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PersistDir")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
 }
 
 /// One epoch found on start: its key and its store.
@@ -111,10 +135,27 @@ impl PersistDir {
             }
             Err(fs::TryLockError::Error(e)) => return Err(err(path, e)),
         }
+        let secret = Arc::new(secret(path)?);
         Ok(Self {
             path: path.to_owned(),
             _lock: Arc::new(lock),
+            secret,
         })
+    }
+
+    /// The mark of epoch `number` of `key` made here: HMAC-SHA-256 under
+    /// the directory's secret of a label, the number and the public key.
+    pub(crate) fn mark(&self, number: u64, key: &kemsphinx::PublicKey) -> [u8; 32] {
+        use hmac::{KeyInit, Mac};
+        // Any key length is an HMAC key: a 32-byte one cannot be refused.
+        let Ok(mut mac) = <hmac::Hmac<sha2::Sha256> as KeyInit>::new_from_slice(&self.secret[..])
+        else {
+            return [0; 32];
+        };
+        mac.update(b"kemsphinx-node epoch store v1");
+        mac.update(&number.to_le_bytes());
+        mac.update(&key.as_bytes()[..]);
+        mac.finalize().into_bytes().into()
     }
 
     /// Epoch `number`'s key file.
@@ -192,7 +233,12 @@ impl PersistDir {
             }
             .into());
         }
-        let store = Store::open(&store_path, number, key.public_key())?;
+        let store = Store::open(
+            &store_path,
+            number,
+            key.public_key(),
+            &self.mark(number, key.public_key()),
+        )?;
         Ok(Found { number, key, store })
     }
 
@@ -219,7 +265,14 @@ impl PersistDir {
     }
 
     fn try_create(&self, number: u64, key: &PrivateKey, started: SystemTime) -> io::Result<Store> {
-        let store = Store::create(&self.store_path(number), number, key.public_key(), started)?;
+        let mark = self.mark(number, key.public_key());
+        let store = Store::create(
+            &self.store_path(number),
+            number,
+            key.public_key(),
+            started,
+            &mark,
+        )?;
         sync_dir(&self.path)?;
         write_key(&self.key_path(number), &key.to_pem()[..])?;
         sync_dir(&self.path)?;
@@ -269,6 +322,41 @@ fn remove(path: &Path) -> io::Result<()> {
         Err(e) if e.kind() != io::ErrorKind::NotFound => Err(err(path, e)),
         _ => Ok(()),
     }
+}
+
+/// The directory's secret: read (checked as a key is), or made if the
+/// directory holds no epoch yet. Epochs without it were not made here (or
+/// by 0.1, which had none): refused, as their keys may be known to
+/// someone else.
+fn secret(dir: &Path) -> io::Result<Zeroizing<[u8; 32]>> {
+    let path = dir.join(SECRET);
+    let mut secret = Zeroizing::new([0u8; 32]);
+    if fs::symlink_metadata(&path).is_ok() {
+        let checked = check_file(&path)?;
+        let bytes = Zeroizing::new(read_checked(&path, &checked)?);
+        if bytes.len() != secret.len() {
+            return Err(err(&path, "not 32 bytes long"));
+        }
+        secret.copy_from_slice(&bytes);
+        return Ok(secret);
+    }
+    for entry in fs::read_dir(dir).map_err(|e| err(dir, e))? {
+        let name = entry.map_err(|e| err(dir, e))?.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("epoch-") && name.ends_with(".key") {
+            return Err(err(
+                &path,
+                format!(
+                    "missing, but {name} is here: epochs this node did not make (or that 0.1 \
+                     made): refusing them; start with an empty directory"
+                ),
+            ));
+        }
+    }
+    getrandom::fill(&mut secret[..]).map_err(|e| err(&path, format!("OS RNG: {e}")))?;
+    write_key(&path, &secret[..])?;
+    sync_dir(dir)?;
+    Ok(secret)
 }
 
 /// The process's effective user.

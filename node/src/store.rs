@@ -24,7 +24,11 @@
 //!
 //! A store is bound to its epoch's key: it records the public key it was
 //! made for, and opening it for another key (a store copied from another
-//! node, or another epoch's with the same number) is refused. The file is
+//! node, or another epoch's with the same number) is refused. It is bound
+//! to the directory that made it too: it records a mark (an HMAC of its
+//! number and public key under the directory's secret, [`crate::dir`]),
+//! so a key and store planted by someone else, or copied from another
+//! node, are refused. The file is
 //! created with mode 0600, before redb writes to it.
 //!
 //! [`WriteTransaction::set_two_phase_commit`]: redb::WriteTransaction::set_two_phase_commit
@@ -46,7 +50,8 @@ use redb::{Database, Durability, ReadOnlyTable, ReadableDatabase, ReadableTable,
 const TAGS: TableDefinition<'_, &[u8], ()> = TableDefinition::new("replay_tags");
 /// The epoch: "number" and "started" (milliseconds since the Unix epoch).
 const META: TableDefinition<'_, &str, u64> = TableDefinition::new("epoch");
-/// The public key the store was made for: "public_key".
+/// The public key the store was made for: "public_key"; and "maker", the
+/// mark of the directory that made it ([`crate::dir`]).
 const KEY: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("key");
 /// The page cache redb may use (its default is 1 GiB; a full epoch of 10⁶
 /// tags takes about 70 MB on disk).
@@ -126,6 +131,7 @@ impl Store {
         number: u64,
         key: &PublicKey,
         started: SystemTime,
+        maker: &[u8; 32],
     ) -> Result<Self, StoreError> {
         let mut options = std::fs::OpenOptions::new();
         options.read(true).write(true).create_new(true);
@@ -153,6 +159,9 @@ impl Store {
             let mut bound = tx.open_table(KEY).map_err(|e| Self::err(path, e))?;
             bound
                 .insert("public_key", &key.as_bytes()[..])
+                .map_err(|e| Self::err(path, e))?;
+            bound
+                .insert("maker", &maker[..])
                 .map_err(|e| Self::err(path, e))?;
             drop(bound);
             let mut meta = tx.open_table(META).map_err(|e| Self::err(path, e))?;
@@ -182,7 +191,12 @@ impl Store {
     /// # Errors
     /// Missing file, not a database, truncated or corrupt, another
     /// epoch's store or another key's: each an error naming the file.
-    pub(crate) fn open(path: &Path, number: u64, key: &PublicKey) -> Result<Self, StoreError> {
+    pub(crate) fn open(
+        path: &Path,
+        number: u64,
+        key: &PublicKey,
+        maker: &[u8; 32],
+    ) -> Result<Self, StoreError> {
         let len = std::fs::metadata(path)
             .map_err(|e| Self::err(path, format!("cannot open: {e}")))?
             .len();
@@ -215,6 +229,17 @@ impl Store {
                     path,
                     "made for another key than this epoch's (another node's store, or a \
                      replaced key): refusing its tags",
+                ));
+            }
+            let made_here = bound
+                .get("maker")
+                .map_err(|e| Self::err(path, e))?
+                .is_some_and(|v| v.value() == &maker[..]);
+            if !made_here {
+                return Err(Self::err(
+                    path,
+                    "not made by this node (its mark does not verify under the directory's \
+                     node.secret): refusing it and its key, which someone else may know",
                 ));
             }
             (get("number")?, get("started")?)

@@ -61,12 +61,12 @@ fn filled(dir: &Path, n: usize, rng: &mut ChaCha20Rng) -> Vec<ReplayTag> {
     tags
 }
 
-/// The names in `dir`, sorted, but the lock file.
+/// The epochs' files in `dir`, sorted (not the directory's secret).
 pub(super) fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "lock")
+        .filter(|n| n != "node.secret")
         .collect();
     v.sort();
     v
@@ -375,7 +375,7 @@ fn an_unclean_store_damaged_in_its_newest_commit_is_refused_or_complete() {
     let key = PrivateKey::from_seed(&[5; 96]);
     let path = dir.join("unclean.redb");
     let mut rng = ChaCha20Rng::seed_from_u64(31);
-    let store = Store::create(&path, 0, key.public_key(), SystemTime::now()).unwrap();
+    let store = Store::create(&path, 0, key.public_key(), SystemTime::now(), &[7; 32]).unwrap();
     let mut tags = Vec::new();
     for _ in 0..20 {
         let group: Vec<ReplayTag> = (0..50).map(|_| tag(&mut rng)).collect();
@@ -395,7 +395,7 @@ fn an_unclean_store_damaged_in_its_newest_commit_is_refused_or_complete() {
         let mut bytes = unclean.clone();
         bytes[at] ^= 0x01;
         std::fs::write(&copy, &bytes).unwrap();
-        match Store::open(&copy, 0, key.public_key()) {
+        match Store::open(&copy, 0, key.public_key(), &[7; 32]) {
             Err(_) => refused += 1,
             Ok(s) => {
                 if tags.iter().all(|t| s.contains(t).unwrap_or(false)) {

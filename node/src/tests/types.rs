@@ -185,3 +185,46 @@ mod unix {
         std::fs::remove_dir_all(&aside).unwrap();
     }
 }
+
+/// A key and store the node did not make, numbered above its current
+/// epoch (anyone who could write the directory, or a copy from another
+/// node), are refused: 0.1 made the planted key current, and the node
+/// published a key someone else knows.
+#[test]
+fn a_planted_key_and_store_are_refused() {
+    let dir = scratch("planted");
+    drop(Keyring::open(policy(), &dir).unwrap());
+    let planted = PrivateKey::from_seed(&[9; 96]);
+    let store = crate::store::Store::create(
+        &dir.join("epoch-00000001.redb"),
+        1,
+        planted.public_key(),
+        std::time::SystemTime::now(),
+        // Whoever planted it does not hold the directory's secret.
+        &[0; 32],
+    )
+    .unwrap();
+    drop(store);
+    let key = dir.join("epoch-00000001.key");
+    std::fs::write(&key, &planted.to_pem()[..]).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    match Keyring::open(policy(), &dir) {
+        Ok((keyring, resumed)) => panic!(
+            "the planted key was taken: current {} ({:?})",
+            keyring.current().number,
+            resumed
+        ),
+        Err(e) => println!("refused: {e}"),
+    }
+    // A directory whose secret is gone (or one 0.1 made) is refused too.
+    std::fs::remove_file(dir.join("epoch-00000001.key")).unwrap();
+    drop(Keyring::open(policy(), &dir).unwrap());
+    std::fs::remove_file(dir.join("node.secret")).unwrap();
+    let e = Keyring::open(policy(), &dir).expect_err("epochs without the secret");
+    println!("refused: {e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -168,16 +168,16 @@ impl PersistDir {
         self.path.join(format!("epoch-{number:08}.redb"))
     }
 
-    /// The numbers of the epochs whose key files are here, oldest first;
-    /// stores without a key file, and temporary key files a killed write
-    /// left, are deleted. Nothing is opened: [`open`](Self::open) the
+    /// The numbers of the epochs whose key files are here, oldest first,
+    /// and of the stores found without their key file, which are deleted
+    /// (as are temporary key files a killed write left). Nothing is opened: [`open`](Self::open) the
     /// live ones, [`retire`](Self::retire) the rest (an epoch past its
     /// grace is deleted unread, so damage to a store nobody needs any more
     /// never stops a start).
     ///
     /// # Errors
     /// The directory cannot be read, or a file in it not deleted.
-    pub(crate) fn scan(&self) -> io::Result<Vec<u64>> {
+    pub(crate) fn scan(&self) -> io::Result<(Vec<u64>, Vec<u64>)> {
         let (mut keys, mut stores) = (Vec::new(), Vec::new());
         for entry in fs::read_dir(&self.path).map_err(|e| err(&self.path, e))? {
             let name = entry.map_err(|e| err(&self.path, e))?.file_name();
@@ -200,11 +200,13 @@ impl PersistDir {
             }
         }
         keys.sort_unstable();
-        for orphan in stores.iter().filter(|n| !keys.contains(n)) {
+        stores.retain(|n| !keys.contains(n));
+        stores.sort_unstable();
+        for orphan in &stores {
             let path = self.store_path(*orphan);
             fs::remove_file(&path).map_err(|e| err(&path, e))?;
         }
-        Ok(keys)
+        Ok((keys, stores))
     }
 
     /// Epoch `number`'s key and store.
@@ -257,14 +259,22 @@ impl PersistDir {
         number: u64,
         key: &PrivateKey,
         started: SystemTime,
+        ahead: bool,
     ) -> io::Result<Store> {
         self.discard(number)?;
-        self.try_create(number, key, started).inspect_err(|_| {
-            let _ = self.discard(number);
-        })
+        self.try_create(number, key, started, ahead)
+            .inspect_err(|_| {
+                let _ = self.discard(number);
+            })
     }
 
-    fn try_create(&self, number: u64, key: &PrivateKey, started: SystemTime) -> io::Result<Store> {
+    fn try_create(
+        &self,
+        number: u64,
+        key: &PrivateKey,
+        started: SystemTime,
+        ahead: bool,
+    ) -> io::Result<Store> {
         let mark = self.mark(number, key.public_key());
         let store = Store::create(
             &self.store_path(number),
@@ -272,6 +282,7 @@ impl PersistDir {
             key.public_key(),
             started,
             &mark,
+            ahead,
         )?;
         sync_dir(&self.path)?;
         write_key(&self.key_path(number), &key.to_pem()[..])?;

@@ -201,6 +201,7 @@ pub enum Turn {
 
 /// What [`Keyring::open`](crate::Keyring::open) found on disk.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 #[must_use = "what a restart resumed, re-made or dropped belongs in the node's log"]
 pub struct Resumed {
     /// Epochs resumed (number, tags loaded), oldest first; empty when the
@@ -208,6 +209,46 @@ pub struct Resumed {
     pub epochs: Vec<(u64, u64)>,
     /// Epochs found past their grace, whose files were deleted.
     pub retired: Vec<u64>,
+    /// What the restart changed or found changed about which key is
+    /// current (empty when the epochs resumed as they were).
+    pub changes: Vec<ResumeChange>,
+}
+
+/// A restart that does not simply resume: which key is current, or which
+/// keys are live, differs from when the node stopped. Each is for the
+/// node's log and its operator; the keyring has done what is said.
+///
+/// Said, not refused: each case has one safe way on (none resumes a key
+/// without its replay store, nor one the node did not make), and a node
+/// that refused would stay down until someone came; the key to publish
+/// is [`Keyring::current`](crate::Keyring::current)'s (and
+/// [`next`](crate::Keyring::next)'s) as always.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ResumeChange {
+    /// [`EpochPolicy::publish_ahead`] is on, and was off when the node
+    /// stopped: the newest epoch on disk stays current (0.1 took it for
+    /// the next one and made the previous key current again), and a next
+    /// epoch was made, whose key is to be published.
+    PublishAheadTurnedOn,
+    /// [`EpochPolicy::publish_ahead`] is off, and was on when the node
+    /// stopped: the current epoch stays current (0.1 promoted the next
+    /// one early), and the next epoch, `dropped`, was retired, files and
+    /// all (packets built for its published key fail from now on).
+    PublishAheadTurnedOff {
+        /// The next epoch that was retired.
+        dropped: u64,
+    },
+    /// Epoch `number`'s store was found without its key file, and deleted
+    /// (a store is no use without its key). A crash while an epoch was
+    /// made, or while one was retired, leaves this harmlessly; a key file
+    /// deleted by hand does too, and if `number` is above the epoch now
+    /// current, the key that was current (or next) is gone and an older
+    /// or newer one took its place: publish the current keys.
+    KeyMissing {
+        /// The epoch whose key file was missing.
+        number: u64,
+    },
 }
 
 /// The replay state of one epoch, behind its lock: the test and the set

@@ -13,7 +13,7 @@ use rand_core::UnwrapErr;
 
 use crate::dir::{Found, PersistDir};
 use crate::dropped::DropCounters;
-use crate::epochs::{Epoch, EpochPolicy, PolicyError, Resumed, Turn};
+use crate::epochs::{Epoch, EpochPolicy, PolicyError, ResumeChange, Resumed, Turn};
 use crate::journal::{Journal, NotDurable, Ticket};
 use crate::store::Store;
 use crate::{DropCounts, Dropped};
@@ -186,8 +186,13 @@ impl Keyring {
     pub fn open(policy: EpochPolicy, dir: &Path) -> Result<(Self, Resumed), OpenError> {
         policy.check()?;
         let dir = PersistDir::new(dir)?;
-        let mut numbers = dir.scan()?;
+        let (mut numbers, keyless) = dir.scan()?;
         let mut resumed = Resumed::default();
+        resumed.changes.extend(
+            keyless
+                .into_iter()
+                .map(|number| ResumeChange::KeyMissing { number }),
+        );
         let (now, wall) = (Instant::now(), SystemTime::now());
         let load = |f: Found, resumed: &mut Resumed| -> Result<Epoch, OpenError> {
             let age = wall.duration_since(f.store.started()).unwrap_or_default();
@@ -201,29 +206,24 @@ impl Keyring {
             e.store = Some(Arc::new(f.store));
             Ok(e)
         };
-        // With publish_ahead the newest epoch on disk is the next one, and
-        // the current one became current when the next was made.
-        let found_next = if policy.publish_ahead && numbers.len() >= 2 {
-            numbers.pop().map(|n| dir.open(n)).transpose()?
-        } else {
-            None
+        let make = |number: u64, ahead: bool| -> Result<Epoch, OpenError> {
+            let key = new_key();
+            let store = dir.create(number, &key, wall, ahead)?;
+            let mut e = Epoch::new(&policy, number, key, now);
+            e.store = Some(Arc::new(store));
+            Ok(e)
         };
+        let (newest, found_next) = Self::newest(&policy, &dir, &mut numbers, &mut resumed)?;
         // When the next epoch was made, the current one became current.
         let promoted = found_next.as_ref().map(|f| {
             let age = wall.duration_since(f.store.started()).unwrap_or_default();
             now.checked_sub(age).unwrap_or(now)
         });
-        let (current, previous) = match numbers.pop() {
-            None => {
-                let key = new_key();
-                let store = dir.create(0, &key, wall)?;
-                let mut e = Epoch::new(&policy, 0, key, now);
-                e.store = Some(Arc::new(store));
-                (e, None)
-            }
+        let (current, previous) = match newest {
+            None => (make(0, false)?, None),
             Some(newest) => {
                 let older = numbers.pop();
-                let mut current = load(dir.open(newest)?, &mut resumed)?;
+                let mut current = load(newest, &mut resumed)?;
                 if let Some(at) = promoted {
                     current.started = at;
                 }
@@ -241,14 +241,7 @@ impl Keyring {
         };
         let next = match found_next {
             Some(f) => Some(load(f, &mut resumed)?),
-            None if policy.publish_ahead => {
-                let number = current.number + 1;
-                let key = new_key();
-                let store = dir.create(number, &key, wall)?;
-                let mut e = Epoch::new(&policy, number, key, now);
-                e.store = Some(Arc::new(store));
-                Some(e)
-            }
+            None if policy.publish_ahead => Some(make(current.number + 1, true)?),
             None => None,
         };
         // Past their grace: deleted unread.
@@ -274,6 +267,47 @@ impl Keyring {
             Self::with(policy, current, previous, next, Some(disk)),
             resumed,
         ))
+    }
+
+    /// The newest epoch on disk, opened, and whether it is the next one:
+    /// with `publish_ahead`, the newest epoch is the next one if it was
+    /// made as one (and an older one is there to be current). A store
+    /// that says how it was made tells a `publish_ahead` turned on or off
+    /// since the node stopped: the epoch that was current stays current
+    /// ([`ResumeChange`]). Taken from `numbers`.
+    fn newest(
+        policy: &EpochPolicy,
+        dir: &PersistDir,
+        numbers: &mut Vec<u64>,
+        resumed: &mut Resumed,
+    ) -> Result<(Option<Found>, Option<Found>), OpenError> {
+        let Some(number) = numbers.pop() else {
+            return Ok((None, None));
+        };
+        let found = dir.open(number)?;
+        let made_ahead = found.store.ahead().unwrap_or(policy.publish_ahead);
+        let older = numbers.len();
+        match (policy.publish_ahead, made_ahead) {
+            (true, true) if older >= 1 => {
+                let current = numbers.pop().map(|n| dir.open(n)).transpose()?;
+                Ok((current, Some(found)))
+            }
+            (true, false) => {
+                resumed.changes.push(ResumeChange::PublishAheadTurnedOn);
+                Ok((Some(found), None))
+            }
+            (false, true) if older >= 1 => {
+                drop(found);
+                dir.retire(number, || {})?;
+                resumed
+                    .changes
+                    .push(ResumeChange::PublishAheadTurnedOff { dropped: number });
+                let current = numbers.pop().map(|n| dir.open(n)).transpose()?;
+                Ok((current, None))
+            }
+            // Only one epoch, or as the policy has it.
+            _ => Ok((Some(found), None)),
+        }
     }
 
     fn with(
@@ -509,7 +543,12 @@ impl Keyring {
         let number = self.live().epochs().map(|e| e.number).max().unwrap_or(0) + 1;
         let mut fresh = Epoch::new(&self.policy, number, new_key(), now.min(Instant::now()));
         if let Some(disk) = &self.disk {
-            match disk.dir.create(number, &fresh.key, SystemTime::now()) {
+            // With publish_ahead every epoch made here is a next one.
+            let ahead = self.policy.publish_ahead;
+            match disk
+                .dir
+                .create(number, &fresh.key, SystemTime::now(), ahead)
+            {
                 Ok(store) => fresh.store = Some(Arc::new(store)),
                 Err(e) => {
                     turning.retry_at = now.checked_add(CREATE_RETRY);

@@ -15,7 +15,7 @@ mod selfcheck;
 mod store;
 
 pub use dropped::{DropCounts, Dropped};
-pub use epochs::{EpochPolicy, PolicyError, Resumed, Turn};
+pub use epochs::{EpochPolicy, PolicyError, ResumeChange, Resumed, Turn};
 pub use framing::{Framed, FramingError};
 pub use journal::{GROUP_INTERVAL, NotDurable, RETRY, Ticket};
 pub use keyring::{Accepted, EpochStatus, Keyring, OpenError};

@@ -48,7 +48,8 @@ use redb::{Database, Durability, ReadOnlyTable, ReadableDatabase, ReadableTable,
 /// element at a time, which made redb's B-tree work per tag several times
 /// dearer, in every commit and in the rebuild on restart.)
 const TAGS: TableDefinition<'_, &[u8], ()> = TableDefinition::new("replay_tags");
-/// The epoch: "number" and "started" (milliseconds since the Unix epoch).
+/// The epoch: "number", "started" (milliseconds since the Unix epoch) and
+/// "ahead" (1 if it was made as the next epoch, published ahead).
 const META: TableDefinition<'_, &str, u64> = TableDefinition::new("epoch");
 /// The public key the store was made for: "public_key"; and "maker", the
 /// mark of the directory that made it ([`crate::dir`]).
@@ -96,6 +97,8 @@ pub(crate) struct Store {
     path: PathBuf,
     number: u64,
     started: SystemTime,
+    /// Whether it was made as the next epoch (`None`: not recorded).
+    ahead: Option<bool>,
 }
 
 impl fmt::Debug for Store {
@@ -132,6 +135,7 @@ impl Store {
         key: &PublicKey,
         started: SystemTime,
         maker: &[u8; 32],
+        ahead: bool,
     ) -> Result<Self, StoreError> {
         let mut options = std::fs::OpenOptions::new();
         options.read(true).write(true).create_new(true);
@@ -169,6 +173,8 @@ impl Store {
                 .map_err(|e| Self::err(path, e))?;
             meta.insert("started", millis(started))
                 .map_err(|e| Self::err(path, e))?;
+            meta.insert("ahead", u64::from(ahead))
+                .map_err(|e| Self::err(path, e))?;
             tx.open_table(TAGS).map_err(|e| Self::err(path, e))?;
         }
         crate::fault::check(path, crate::fault::Point::StoreInit)
@@ -181,6 +187,7 @@ impl Store {
             path: path.to_owned(),
             number,
             started: UNIX_EPOCH + Duration::from_millis(millis(started)),
+            ahead: Some(ahead),
         })
     }
 
@@ -204,7 +211,7 @@ impl Store {
             return Err(Self::err(path, "empty file (truncated?)"));
         }
         let db = Self::open_db(path)?;
-        let (got, started) = {
+        let (got, started, ahead) = {
             let tx = db.begin_read().map_err(|e| Self::err(path, e))?;
             let meta = tx
                 .open_table(META)
@@ -242,7 +249,11 @@ impl Store {
                      node.secret): refusing it and its key, which someone else may know",
                 ));
             }
-            (get("number")?, get("started")?)
+            let ahead = meta
+                .get("ahead")
+                .map_err(|e| Self::err(path, e))?
+                .map(|v| v.value() != 0);
+            (get("number")?, get("started")?, ahead)
         };
         if got != number {
             return Err(Self::err(path, format!("holds epoch {got}, not {number}")));
@@ -254,6 +265,7 @@ impl Store {
             path: path.to_owned(),
             number,
             started: UNIX_EPOCH + Duration::from_millis(started),
+            ahead,
         })
     }
 
@@ -298,6 +310,12 @@ impl Store {
     /// Whether its epoch is retired ([`retire`](Self::retire)).
     pub(crate) fn is_retired(&self) -> bool {
         self.retired.load(Ordering::Acquire)
+    }
+
+    /// Whether the epoch was made as the next one, published ahead
+    /// (`None`: the store does not say).
+    pub(crate) fn ahead(&self) -> Option<bool> {
+        self.ahead
     }
 
     /// When the epoch started (wall clock, to the millisecond).

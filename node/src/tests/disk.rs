@@ -375,7 +375,15 @@ fn an_unclean_store_damaged_in_its_newest_commit_is_refused_or_complete() {
     let key = PrivateKey::from_seed(&[5; 96]);
     let path = dir.join("unclean.redb");
     let mut rng = ChaCha20Rng::seed_from_u64(31);
-    let store = Store::create(&path, 0, key.public_key(), SystemTime::now(), &[7; 32]).unwrap();
+    let store = Store::create(
+        &path,
+        0,
+        key.public_key(),
+        SystemTime::now(),
+        &[7; 32],
+        false,
+    )
+    .unwrap();
     let mut tags = Vec::new();
     for _ in 0..20 {
         let group: Vec<ReplayTag> = (0..50).map(|_| tag(&mut rng)).collect();

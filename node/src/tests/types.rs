@@ -10,7 +10,7 @@ use rand_core::SeedableRng;
 
 use super::disk::{policy, scratch, tag};
 use crate::dir::PersistDir;
-use crate::{EpochPolicy, Keyring, Turn};
+use crate::{EpochPolicy, Keyring, ResumeChange, Turn};
 
 const DAY: Duration = Duration::from_secs(86_400);
 
@@ -202,6 +202,7 @@ fn a_planted_key_and_store_are_refused() {
         std::time::SystemTime::now(),
         // Whoever planted it does not hold the directory's secret.
         &[0; 32],
+        false,
     )
     .unwrap();
     drop(store);
@@ -226,5 +227,68 @@ fn a_planted_key_and_store_are_refused() {
     std::fs::remove_file(dir.join("node.secret")).unwrap();
     let e = Keyring::open(policy(), &dir).expect_err("epochs without the secret");
     println!("refused: {e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A restart that would change which key is current says so, and keeps
+/// the key that was current where it can: `publish_ahead` turned on (0.1
+/// made the previous key current again for a whole epoch) or off (0.1
+/// promoted the next epoch early), and a current key file deleted (0.1
+/// promoted the next epoch silently).
+#[test]
+fn a_restart_that_would_change_the_current_key_says_so() {
+    let ahead = |on: bool| EpochPolicy {
+        publish_ahead: on,
+        ..policy()
+    };
+    // publish_ahead turned on: epochs 0 (previous) and 1 (current).
+    let dir = scratch("toggle-on");
+    {
+        let (keyring, _) = Keyring::open(ahead(false), &dir).unwrap();
+        assert!(keyring.turn(Instant::now() + DAY).is_some());
+        assert_eq!(keyring.current().number, 1);
+    }
+    let (keyring, resumed) = Keyring::open(ahead(true), &dir).unwrap();
+    println!(
+        "turned on: current {}, {resumed:?}",
+        keyring.current().number
+    );
+    assert_eq!(keyring.current().number, 1, "{resumed:?}");
+    assert_eq!(resumed.changes, [ResumeChange::PublishAheadTurnedOn]);
+    assert_eq!(keyring.previous().map(|e| e.number), Some(0));
+    assert_eq!(keyring.next().map(|e| e.number), Some(2));
+    drop(keyring);
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // publish_ahead turned off: epochs 0 (current) and 1 (next).
+    let dir = scratch("toggle-off");
+    drop(Keyring::open(ahead(true), &dir).unwrap());
+    let (keyring, resumed) = Keyring::open(ahead(false), &dir).unwrap();
+    println!(
+        "turned off: current {}, {resumed:?}",
+        keyring.current().number
+    );
+    assert_eq!(keyring.current().number, 0, "{resumed:?}");
+    assert_eq!(
+        resumed.changes,
+        [ResumeChange::PublishAheadTurnedOff { dropped: 1 }]
+    );
+    assert!(!dir.join("epoch-00000001.key").exists());
+    drop(keyring);
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // The current key file deleted: epoch 0's store has no key.
+    let dir = scratch("key-missing");
+    drop(Keyring::open(ahead(true), &dir).unwrap());
+    std::fs::remove_file(dir.join("epoch-00000000.key")).unwrap();
+    let (keyring, resumed) = Keyring::open(ahead(true), &dir).unwrap();
+    println!(
+        "key deleted: current {}, {resumed:?}",
+        keyring.current().number
+    );
+    assert_eq!(resumed.changes, [ResumeChange::KeyMissing { number: 0 }]);
+    assert_eq!(keyring.current().number, 1);
+    assert_eq!(keyring.next().map(|e| e.number), Some(2));
+    drop(keyring);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -115,6 +115,15 @@ fn millis(t: SystemTime) -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// `ms` milliseconds after the Unix epoch; a time past what this
+/// platform's clock holds (a damaged record) is taken as the epoch itself,
+/// never a panic.
+fn since_unix_epoch(ms: u64) -> SystemTime {
+    UNIX_EPOCH
+        .checked_add(Duration::from_millis(ms))
+        .unwrap_or(UNIX_EPOCH)
+}
+
 impl Store {
     fn err(path: &Path, what: impl fmt::Display) -> StoreError {
         StoreError {
@@ -186,7 +195,7 @@ impl Store {
             retired: AtomicBool::new(false),
             path: path.to_owned(),
             number,
-            started: UNIX_EPOCH + Duration::from_millis(millis(started)),
+            started: since_unix_epoch(millis(started)),
             ahead: Some(ahead),
         })
     }
@@ -264,7 +273,7 @@ impl Store {
             retired: AtomicBool::new(false),
             path: path.to_owned(),
             number,
-            started: UNIX_EPOCH + Duration::from_millis(started),
+            started: since_unix_epoch(started),
             ahead,
         })
     }

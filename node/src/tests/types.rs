@@ -55,7 +55,8 @@ fn the_policy_check_refuses_what_cannot_work() {
 }
 
 /// `wait_durable` with `Duration::MAX` (in disk mode it panicked on
-/// `Instant + timeout`) waits until the ticket is durable.
+/// `Instant + timeout`) waits until the ticket is durable; so does
+/// `wait_for_turn` until the epoch is due.
 #[test]
 fn waiting_for_ever_does_not_panic() {
     let dir = scratch("wait-max");
@@ -67,6 +68,21 @@ fn waiting_for_ever_does_not_panic() {
     }));
     assert!(waited.is_ok(), "wait_durable(_, Duration::MAX) panicked");
     assert!(keyring.is_durable(ticket));
+    // And the housekeeping thread's wait, woken when the epoch is due.
+    let p = EpochPolicy {
+        rotate_after: 3,
+        ..policy()
+    };
+    let memory = Keyring::new(p, key()).unwrap();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(50));
+            for _ in 0..3 {
+                let _ = memory.remember_tag(&tag(&mut rng), false).unwrap();
+            }
+        });
+        assert!(memory.wait_for_turn(Duration::MAX));
+    });
     drop(keyring);
     std::fs::remove_dir_all(&dir).unwrap();
 }

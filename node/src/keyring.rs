@@ -174,15 +174,23 @@ impl Keyring {
 
     /// Disk mode in `dir` (created, mode 0700, if missing; locked against
     /// any other process): resume the epochs stored there (the newest as
-    /// the current one, the one before it while its grace lasts; older
+    /// the current one, or with [`EpochPolicy::publish_ahead`] as the
+    /// next one; the one before the current while its grace lasts; older
     /// ones are deleted), each filter rebuilt from its store; or, if there
-    /// are none, start epoch 0 with a fresh key and store it. Starts the
+    /// are none, start epoch 0 with a fresh key and store it. What changed
+    /// about which key is current is in [`Resumed::changes`]. Starts the
     /// keyring's group-commit thread.
+    ///
+    /// Never give it a directory restored from a backup or a snapshot
+    /// (see the crate's README): it cannot tell, and would accept replays
+    /// of every packet forwarded since the copy was made.
     ///
     /// # Errors
     /// The policy, or [`OpenError::Disk`]: a key or store that does not
     /// load (each error names its file), a directory in use by another
-    /// process, or files that cannot be written.
+    /// process, a directory or file that others may write (or read, for
+    /// keys and stores), a symbolic link, a key or store this directory
+    /// did not make, or files that cannot be written.
     pub fn open(policy: EpochPolicy, dir: &Path) -> Result<(Self, Resumed), OpenError> {
         policy.check()?;
         let dir = PersistDir::new(dir)?;

@@ -182,7 +182,8 @@ impl PersistDir {
         for entry in fs::read_dir(&self.path).map_err(|e| err(&self.path, e))? {
             let name = entry.map_err(|e| err(&self.path, e))?.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with(".epoch-") && name.ends_with(".tmp") {
+            let temporary = name.starts_with(".epoch-") || name.starts_with(".node.secret.");
+            if temporary && name.ends_with(".tmp") {
                 let temp = self.path.join(&*name);
                 fs::remove_file(&temp).map_err(|e| err(&temp, e))?;
                 continue;

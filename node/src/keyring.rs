@@ -58,7 +58,8 @@ pub struct Accepted<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EpochStatus {
-    /// Counts up from 0, per node (and across restarts in disk mode).
+    /// Counts up from 0, per node (and across restarts in disk mode); a
+    /// number may be skipped ([`Turn::Replaced`]).
     pub number: u64,
     /// The epoch's public key: what the node publishes for it.
     pub public_key: PublicKey,

@@ -253,3 +253,53 @@ fn a_filled_next_epoch_is_replaced_at_once() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// Every fallible call of a retirement failed once in turn: the
+/// retirement is finished at the next turn, and rotation goes on.
+#[test]
+fn a_failed_retirement_is_finished_later_and_rotation_goes_on() {
+    for (point, skip) in [
+        (Point::Unlink, 0),
+        (Point::Unlink, 1),
+        (Point::DirSync, 0),
+        (Point::DirSync, 1),
+    ] {
+        let dir = scratch(&format!("retire-{point:?}-{skip}"));
+        let (keyring, _) = Keyring::open(policy(), &dir).unwrap();
+        let t = Instant::now() + HOUR;
+        assert!(matches!(
+            keyring.turn(t),
+            Some(Turn::Started { number: 1, .. })
+        ));
+        fault::arm(&dir, point, skip, 1);
+        let retired = keyring.turn(t + policy().grace);
+        fault::disarm(&dir);
+        assert_eq!(
+            retired,
+            Some(Turn::Retired {
+                number: 0,
+                early: false
+            }),
+            "{point:?}#{skip}"
+        );
+        assert!(keyring.take_disk_error().is_some(), "{point:?}#{skip}");
+        let later = t + HOUR + policy().grace;
+        assert!(
+            matches!(keyring.turn(later), Some(Turn::Started { number: 2, .. })),
+            "{point:?}#{skip}: {:?}",
+            names(&dir)
+        );
+        assert_eq!(
+            names(&dir),
+            [
+                "epoch-00000001.key",
+                "epoch-00000001.redb",
+                "epoch-00000002.key",
+                "epoch-00000002.redb"
+            ],
+            "{point:?}#{skip}"
+        );
+        drop(keyring);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -210,6 +210,11 @@ impl Node {
                     };
                     log.line(now, || format!("n{i}: epoch {number} retired ({why})"));
                 }
+                Turn::Replaced { filled, number } => {
+                    log.line(now, || {
+                        format!("n{i}: next epoch {filled} filled before its start; replaced by {number}")
+                    });
+                }
                 _ => {}
             }
         }
@@ -344,7 +349,7 @@ fn egress(socket: &UdpSocket, rx: &Receiver<Held>, node: &Node) -> Egress {
             let h = held.swap_remove(i);
             e.lateness
                 .record(h.received.elapsed().saturating_sub(h.requested));
-            if h.ticket != Ticket::NOW {
+            if keyring.is_disk_mode() {
                 e.durable_wait.record(now.saturating_duration_since(h.due));
             }
             if let Err(err) = socket.send_to(&h.bytes[..], h.to) {
@@ -384,7 +389,8 @@ fn egress(socket: &UdpSocket, rx: &Receiver<Held>, node: &Node) -> Egress {
         }
         if let Some(ticket) = waiting {
             // Due packets wait for their group commit: woken by it.
-            keyring.wait_durable(ticket, wait.min(TICK));
+            // Not durable yet (or timed out): the loop checks again.
+            let _ = keyring.wait_durable(ticket, wait.min(TICK));
         } else if closed {
             thread::sleep(wait);
         } else {

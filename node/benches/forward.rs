@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use kemsphinx_node::kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
 use kemsphinx_node::kemsphinx::{Command, Hop, NodeId, PrivateKey, RecipientId, create_packet};
-use kemsphinx_node::{EpochPolicy, ForwardPolicy, Forwarder, Keyring, Ticket};
+use kemsphinx_node::{EpochPolicy, ForwardPolicy, Forwarder, Keyring};
 
 /// Packets per round.
 const BATCH: usize = 256;
@@ -79,15 +79,20 @@ fn main() {
             .collect();
         let t = Instant::now();
         for p in &mut batch {
-            keyring.receive(p).unwrap();
+            let _accepted = keyring.receive(p).unwrap();
         }
         receive.push(t.elapsed() / BATCH as u32);
 
         let now = Instant::now();
         let t = Instant::now();
         for _ in 0..BATCH {
-            fwd.hold(NodeId([2; 32]), &packet, Ticket::NOW, now)
-                .unwrap();
+            fwd.hold(
+                NodeId([2; 32]),
+                &packet,
+                fwd.keyring().durable_ticket(),
+                now,
+            )
+            .unwrap();
         }
         while let Some(p) = fwd.pop_due(now) {
             std::hint::black_box(p.outgoing());

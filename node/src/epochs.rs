@@ -35,7 +35,8 @@ use kemsphinx::{PrivateKey, ReplayTag};
 
 use crate::Dropped;
 use crate::filter::ReplayFilter;
-use crate::journal::{Journal, Ticket};
+use crate::journal::Journal;
+use crate::pending::Pending;
 use crate::store::Store;
 
 /// How a node's epochs turn over.
@@ -85,21 +86,58 @@ impl Default for EpochPolicy {
     }
 }
 
+/// An [`EpochPolicy`] that cannot work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
+pub enum PolicyError {
+    /// `capacity` is zero.
+    #[error("capacity is zero")]
+    ZeroCapacity,
+    /// `fp_rate` does not lie strictly between 0 and 1.
+    #[error("fp_rate must lie strictly between 0 and 1")]
+    FpRate,
+    /// `rotate_after` is zero or over `capacity`.
+    #[error("rotate_after must lie in 1..=capacity")]
+    RotateAfter,
+    /// `length` is zero: every call to `turn` would start a new epoch
+    /// (a `while let Some(turn)` loop would never end).
+    #[error("length is zero: every turn would start a new epoch")]
+    ZeroLength,
+    /// `length` plus `grace` (as far as an epoch's end is ever reckoned
+    /// ahead) overflows this platform's `Instant`.
+    #[error("length and grace overflow the clock (Instant): choose durations of years at most")]
+    Overflow,
+}
+
 impl EpochPolicy {
     /// Whether the numbers make sense together.
     ///
     /// # Errors
-    /// A zero capacity, a rate outside (0, 1), or `rotate_after` zero or
-    /// over the capacity.
-    pub fn check(&self) -> Result<(), &'static str> {
+    /// A zero capacity, a rate outside (0, 1), `rotate_after` zero or
+    /// over the capacity, a zero `length`, or a `length` and `grace`
+    /// that overflow `Instant` (such as `Duration::MAX`).
+    pub fn check(&self) -> Result<(), PolicyError> {
         if self.capacity == 0 {
-            return Err("capacity is zero");
+            return Err(PolicyError::ZeroCapacity);
         }
         if !(self.fp_rate > 0.0 && self.fp_rate < 1.0) {
-            return Err("fp_rate must lie strictly between 0 and 1");
+            return Err(PolicyError::FpRate);
         }
         if self.rotate_after == 0 || self.rotate_after > self.capacity {
-            return Err("rotate_after must lie in 1..=capacity");
+            return Err(PolicyError::RotateAfter);
+        }
+        if self.length.is_zero() {
+            return Err(PolicyError::ZeroLength);
+        }
+        // An epoch's end and its grace's end, reckoned from a turn as far
+        // ahead as one more length (with room to spare for the retry).
+        let far = Instant::now()
+            .checked_add(self.length)
+            .and_then(|t| t.checked_add(self.length))
+            .and_then(|t| t.checked_add(self.grace))
+            .and_then(|t| t.checked_add(Duration::from_secs(3600)));
+        if far.is_none() {
+            return Err(PolicyError::Overflow);
         }
         Ok(())
     }
@@ -115,6 +153,7 @@ impl EpochPolicy {
 /// and the directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
+#[must_use = "a started or replaced epoch's key is to be published"]
 pub enum Turn {
     /// A new epoch started, whose public key the node must now publish
     /// (with [`EpochPolicy::publish_ahead`]: it was published already, and
@@ -137,16 +176,79 @@ pub enum Turn {
         /// Whether before its grace ended, to make room for a new epoch.
         early: bool,
     },
+    /// With [`EpochPolicy::publish_ahead`]: the next epoch had taken
+    /// [`EpochPolicy::rotate_after`] packets before it started (anyone
+    /// with its published key can make packets that fill it), so it was
+    /// replaced at once by a fresh one, numbered above it, whose key the
+    /// node must now publish as the next one. The filled epoch's key,
+    /// filter and (in disk mode) files are gone; the current epoch is
+    /// untouched.
+    ///
+    /// Replaced rather than turned: turning would make current an epoch
+    /// that is (nearly) full and so refuses packets at once, forcing a
+    /// second change, and would push the current key, under which honest
+    /// packets are in flight, into its grace early. Replacing changes
+    /// only a key that is not in use yet; what is lost is the filled
+    /// key's packets, refused already. An attacker pays `rotate_after`
+    /// packets per replacement, as for a forced rotation.
+    Replaced {
+        /// The next epoch that was filled, now gone.
+        filled: u64,
+        /// The new next epoch.
+        number: u64,
+    },
 }
 
 /// What [`Keyring::open`](crate::Keyring::open) found on disk.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+#[must_use = "what a restart resumed, re-made or dropped belongs in the node's log"]
 pub struct Resumed {
     /// Epochs resumed (number, tags loaded), oldest first; empty when the
     /// directory held none and epoch 0 was started.
     pub epochs: Vec<(u64, u64)>,
     /// Epochs found past their grace, whose files were deleted.
     pub retired: Vec<u64>,
+    /// What the restart changed or found changed about which key is
+    /// current (empty when the epochs resumed as they were).
+    pub changes: Vec<ResumeChange>,
+}
+
+/// A restart that does not simply resume: which key is current, or which
+/// keys are live, differs from when the node stopped. Each is for the
+/// node's log and its operator; the keyring has done what is said.
+///
+/// Said, not refused: each case has one safe way on (none resumes a key
+/// without its replay store, nor one the node did not make), and a node
+/// that refused would stay down until someone came; the key to publish
+/// is [`Keyring::current`](crate::Keyring::current)'s (and
+/// [`next`](crate::Keyring::next)'s) as always.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ResumeChange {
+    /// [`EpochPolicy::publish_ahead`] is on, and was off when the node
+    /// stopped: the newest epoch on disk stays current (0.1 took it for
+    /// the next one and made the previous key current again), and a next
+    /// epoch was made, whose key is to be published.
+    PublishAheadTurnedOn,
+    /// [`EpochPolicy::publish_ahead`] is off, and was on when the node
+    /// stopped: the current epoch stays current (0.1 promoted the next
+    /// one early), and the next epoch, `dropped`, was retired, files and
+    /// all (packets built for its published key fail from now on).
+    PublishAheadTurnedOff {
+        /// The next epoch that was retired.
+        dropped: u64,
+    },
+    /// Epoch `number`'s store was found without its key file, and deleted
+    /// (a store is no use without its key). A crash while an epoch was
+    /// made, or while one was retired, leaves this harmlessly; a key file
+    /// deleted by hand does too, and if `number` is above the epoch now
+    /// current, the key that was current (or next) is gone and an older
+    /// or newer one took its place: publish the current keys.
+    KeyMissing {
+        /// The epoch whose key file was missing.
+        number: u64,
+    },
 }
 
 /// The replay state of one epoch, behind its lock: the test and the set
@@ -155,8 +257,8 @@ pub struct Resumed {
 struct Replay {
     filter: ReplayFilter,
     /// Disk mode: tags handed to the journal, with their group, until
-    /// that group is known durable.
-    unsynced: Vec<(u64, ReplayTag)>,
+    /// that group is known durable (looked up in O(1)).
+    unsynced: Pending,
 }
 
 /// One epoch: a key and the tags of the packets it unwrapped.
@@ -186,7 +288,7 @@ impl Epoch {
             started,
             replay: Mutex::new(Replay {
                 filter: ReplayFilter::new(policy.capacity, policy.fp_rate),
-                unsynced: Vec::new(),
+                unsynced: Pending::default(),
             }),
             store: None,
         }
@@ -221,19 +323,19 @@ impl Epoch {
         let Some(store) = store else {
             return true;
         };
-        replay.unsynced.iter().any(|(_, t)| t == tag) || store.contains(tag).unwrap_or(true)
+        replay.unsynced.contains(tag) || store.contains(tag).unwrap_or(true)
     }
 
     /// The atomic test-and-set, made only after the packet's MAC
     /// verified: refuse a tag already seen (a copy that won the race) or
     /// an epoch at capacity; otherwise remember the tag and, in disk mode,
-    /// queue it for the group commit. Returns the ticket and the tags the
-    /// epoch now holds.
+    /// queue it for the group commit. Returns its group commit (0 in
+    /// memory mode) and the tags the epoch now holds.
     pub(crate) fn remember(
         &self,
         tag: &ReplayTag,
         journal: Option<&Journal>,
-    ) -> Result<(Ticket, usize), Dropped> {
+    ) -> Result<(u64, usize), Dropped> {
         let mut replay = self.replay();
         if Self::seen_in(&replay, self.store.as_deref(), tag) {
             return Err(Dropped::Replay);
@@ -244,14 +346,11 @@ impl Epoch {
         replay.filter.insert(tag);
         let taken = replay.filter.len();
         let (Some(store), Some(journal)) = (&self.store, journal) else {
-            return Ok((Ticket::NOW, taken));
+            return Ok((0, taken));
         };
-        let ticket = journal.add(store, *tag);
+        let group = journal.add(store, *tag);
         let durable = journal.durable();
-        if replay.unsynced.first().is_some_and(|(g, _)| *g <= durable) {
-            replay.unsynced.retain(|(g, _)| *g > durable);
-        }
-        replay.unsynced.push((ticket.0, *tag));
-        Ok((ticket, taken))
+        replay.unsynced.push(group, tag, durable);
+        Ok((group, taken))
     }
 }

@@ -426,7 +426,8 @@ impl Forwarder {
 
     /// Hold a packet this node made (say, an answer on a SURB sent later,
     /// or cover traffic) until `due` and `ticket`. A packet that nothing
-    /// received made needs no ticket: [`Ticket::NOW`]. In disk mode,
+    /// received made waits on no commit: give it the keyring's
+    /// [`durable_ticket`](Keyring::durable_ticket). In disk mode,
     /// while the egress thread waits for a group commit, a packet held
     /// with a ticket that is durable already may wait up to 250 ms more.
     ///

@@ -17,7 +17,10 @@
 //! keyring still drops replays of every tag it knows and drops new packets
 //! before any work, without remembering them, so memory does not grow with
 //! traffic while the disk is down. Once a retry succeeds, forwarding
-//! resumes.
+//! resumes. Tags queued for an epoch that retires meanwhile are dropped
+//! from the queue once its key file is durably gone: no packet can be
+//! unwrapped with that key again, so they guard nothing, and its store is
+//! deleted (retrying them would keep the journal failing for ever).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -45,13 +48,32 @@ pub const GROUP_INTERVAL: Duration = Duration::from_millis(20);
 pub const RETRY: Duration = Duration::from_millis(200);
 
 /// What a packet waits on before it may leave: its replay tag's group
-/// commit. Memory mode's tickets are durable at once.
+/// commit, in the keyring that accepted it (memory mode's tickets are
+/// durable at once). A ticket is bound to its keyring: another keyring,
+/// whose groups count alike, calls it not durable
+/// ([`NotDurable::OtherKeyring`]), so a node that runs two keyrings
+/// cannot let a packet leave on the other's commit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Ticket(pub(crate) u64);
+#[must_use = "nothing of the packet may leave before its ticket is durable"]
+pub struct Ticket {
+    /// The keyring that made it (a number unique in the process).
+    pub(crate) keyring: u64,
+    /// Its group commit; 0 in memory mode (nothing to wait for).
+    pub(crate) group: u64,
+}
 
-impl Ticket {
-    /// Nothing to wait for (memory mode).
-    pub const NOW: Self = Self(0);
+/// Why [`Keyring::wait_durable`](crate::Keyring::wait_durable) let a
+/// ticket's packet not leave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotDurable {
+    /// Its group commit did not become durable in the time given (the
+    /// disk is slow or failing): the node drops the packet.
+    #[error("the ticket's group commit is not durable yet")]
+    TimedOut,
+    /// The ticket is another keyring's: this one knows nothing of it.
+    #[error("a ticket of another keyring")]
+    OtherKeyring,
 }
 
 #[derive(Default)]
@@ -96,13 +118,13 @@ impl Journal {
     }
 
     /// Queue `tag` for `store`; returns its group.
-    pub(crate) fn add(&self, store: &Arc<Store>, tag: ReplayTag) -> Ticket {
+    pub(crate) fn add(&self, store: &Arc<Store>, tag: ReplayTag) -> u64 {
         let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
         queue.tags.push((Arc::clone(store), tag));
         let group = queue.next;
         drop(queue);
         self.wake.notify_one();
-        Ticket(group)
+        group
     }
 
     /// Every group up to this one is durable.
@@ -110,12 +132,20 @@ impl Journal {
         self.durable_now.load(Ordering::Acquire)
     }
 
-    /// Wait until `ticket` is durable or `timeout` has passed; whether it
-    /// is durable.
-    pub(crate) fn wait(&self, ticket: Ticket, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
+    /// Wait until `group` is durable or `timeout` has passed (a timeout
+    /// past what an `Instant` can hold: for as long as it takes); whether
+    /// it is durable.
+    pub(crate) fn wait(&self, group: u64, timeout: Duration) -> bool {
+        let deadline = Instant::now().checked_add(timeout);
         let mut durable = self.durable.lock().unwrap_or_else(PoisonError::into_inner);
-        while *durable < ticket.0 {
+        while *durable < group {
+            let Some(deadline) = deadline else {
+                durable = self
+                    .durable_changed
+                    .wait(durable)
+                    .unwrap_or_else(PoisonError::into_inner);
+                continue;
+            };
             let Some(left) = deadline.checked_duration_since(Instant::now()) else {
                 return false;
             };
@@ -175,7 +205,12 @@ impl Journal {
                 }
                 let group = queue.next;
                 queue.next += 1;
-                (group, std::mem::take(&mut queue.tags), queue.stop)
+                let mut tags = std::mem::take(&mut queue.tags);
+                // A retired epoch's key is gone: its packets can never be
+                // unwrapped again, so its tags need no commit (its store
+                // may be deleted already, and a retry would fail for ever).
+                tags.retain(|(store, _)| !store.is_retired());
+                (group, tags, queue.stop)
             };
             if tags.is_empty() && stop {
                 return;

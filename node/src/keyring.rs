@@ -13,8 +13,9 @@ use rand_core::UnwrapErr;
 
 use crate::dir::{Found, PersistDir};
 use crate::dropped::DropCounters;
-use crate::epochs::{Epoch, EpochPolicy, Resumed, Turn};
-use crate::journal::{Journal, Ticket};
+use crate::epochs::{Epoch, EpochPolicy, PolicyError, ResumeChange, Resumed, Turn};
+use crate::journal::{Journal, NotDurable, Ticket};
+use crate::store::Store;
 use crate::{DropCounts, Dropped};
 
 /// After a failed attempt to write a new epoch's files, the next one.
@@ -26,7 +27,7 @@ const CREATE_RETRY: Duration = Duration::from_secs(1);
 pub enum OpenError {
     /// The [`EpochPolicy`] does not hold together.
     #[error("epoch policy: {0}")]
-    Policy(&'static str),
+    Policy(#[from] PolicyError),
     /// Disk mode: a key or store that does not load (the message names
     /// the file), a directory another process holds, or files that
     /// cannot be written.
@@ -38,6 +39,7 @@ pub enum OpenError {
 /// remembered in its epoch's filter.
 #[derive(Debug)]
 #[non_exhaustive]
+#[must_use = "the action is the packet's next step, and its ticket must be durable before it leaves"]
 pub struct Accepted<'a> {
     /// The epoch whose key unwrapped it.
     pub epoch: u64,
@@ -46,9 +48,9 @@ pub struct Accepted<'a> {
     /// What to do with it (a forward packet borrows the datagram, now the
     /// next hop's packet).
     pub action: Action<'a>,
-    /// Disk mode: nothing of this packet (nor a reply made from it) may
-    /// leave the node before this is durable
-    /// ([`Keyring::wait_durable`]). Memory mode: [`Ticket::NOW`].
+    /// Nothing of this packet (nor a reply made from it) may leave the
+    /// node before this is durable ([`Keyring::wait_durable`]); in
+    /// memory mode it is at once.
     pub ticket: Ticket,
 }
 
@@ -56,7 +58,8 @@ pub struct Accepted<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EpochStatus {
-    /// Counts up from 0, per node (and across restarts in disk mode).
+    /// Counts up from 0, per node (and across restarts in disk mode); a
+    /// number may be skipped ([`Turn::Replaced`]).
     pub number: u64,
     /// The epoch's public key: what the node publishes for it.
     pub public_key: PublicKey,
@@ -88,10 +91,12 @@ impl Live {
 struct Turning {
     /// Disk mode: no new epoch's files before this (after a failure).
     retry_at: Option<Instant>,
-    /// Disk mode: retired epochs whose files could not be deleted yet. No
-    /// new epoch starts until they are gone, so there are never more than
-    /// two epochs' keys on disk (three with `publish_ahead`).
-    undeleted: Vec<u64>,
+    /// Disk mode: retired epochs whose files could not be deleted yet,
+    /// with their stores (whose queued tags are dropped once the key file
+    /// is gone). No new epoch starts until they are gone, so there are
+    /// never more than two epochs' keys on disk (three with
+    /// `publish_ahead`).
+    undeleted: Vec<(u64, Option<Arc<Store>>)>,
 }
 
 /// What a call to [`Keyring::turn`] is to do, decided under the read lock.
@@ -101,11 +106,18 @@ enum Plan {
         early: bool,
     },
     Start {
-        number: u64,
         took: usize,
         by_count: bool,
     },
+    /// The next epoch (published ahead) was filled: replace it.
+    Replace {
+        filled: u64,
+    },
 }
+
+/// The number of the next keyring made in this process (tickets carry
+/// their keyring's).
+static KEYRINGS: AtomicU64 = AtomicU64::new(1);
 
 struct Disk {
     dir: PersistDir,
@@ -121,6 +133,8 @@ struct Disk {
 /// lock only for its test-and-set; [`turn`](Self::turn), called from one
 /// housekeeping thread, takes the write lock for the moment of a change.
 pub struct Keyring {
+    /// Unique in the process: the tickets it hands out carry it.
+    id: u64,
     policy: EpochPolicy,
     live: RwLock<Live>,
     drops: DropCounters,
@@ -150,7 +164,7 @@ impl Keyring {
     /// # Errors
     /// [`OpenError::Policy`] if the policy does not hold together.
     pub fn new(policy: EpochPolicy, key: PrivateKey) -> Result<Self, OpenError> {
-        policy.check().map_err(OpenError::Policy)?;
+        policy.check()?;
         let now = Instant::now();
         let current = Epoch::new(&policy, 0, key, now);
         let next = policy
@@ -161,20 +175,33 @@ impl Keyring {
 
     /// Disk mode in `dir` (created, mode 0700, if missing; locked against
     /// any other process): resume the epochs stored there (the newest as
-    /// the current one, the one before it while its grace lasts; older
+    /// the current one, or with [`EpochPolicy::publish_ahead`] as the
+    /// next one; the one before the current while its grace lasts; older
     /// ones are deleted), each filter rebuilt from its store; or, if there
-    /// are none, start epoch 0 with a fresh key and store it. Starts the
+    /// are none, start epoch 0 with a fresh key and store it. What changed
+    /// about which key is current is in [`Resumed::changes`]. Starts the
     /// keyring's group-commit thread.
+    ///
+    /// Never give it a directory restored from a backup or a snapshot
+    /// (see the crate's README): it cannot tell, and would accept replays
+    /// of every packet forwarded since the copy was made.
     ///
     /// # Errors
     /// The policy, or [`OpenError::Disk`]: a key or store that does not
     /// load (each error names its file), a directory in use by another
-    /// process, or files that cannot be written.
+    /// process, a directory or file that others may write (or read, for
+    /// keys and stores), a symbolic link, a key or store this directory
+    /// did not make, or files that cannot be written.
     pub fn open(policy: EpochPolicy, dir: &Path) -> Result<(Self, Resumed), OpenError> {
-        policy.check().map_err(OpenError::Policy)?;
+        policy.check()?;
         let dir = PersistDir::new(dir)?;
-        let mut numbers = dir.scan()?;
+        let (mut numbers, keyless) = dir.scan()?;
         let mut resumed = Resumed::default();
+        resumed.changes.extend(
+            keyless
+                .into_iter()
+                .map(|number| ResumeChange::KeyMissing { number }),
+        );
         let (now, wall) = (Instant::now(), SystemTime::now());
         let load = |f: Found, resumed: &mut Resumed| -> Result<Epoch, OpenError> {
             let age = wall.duration_since(f.store.started()).unwrap_or_default();
@@ -188,33 +215,28 @@ impl Keyring {
             e.store = Some(Arc::new(f.store));
             Ok(e)
         };
-        // With publish_ahead the newest epoch on disk is the next one, and
-        // the current one became current when the next was made.
-        let found_next = if policy.publish_ahead && numbers.len() >= 2 {
-            numbers.pop().map(|n| dir.open(n)).transpose()?
-        } else {
-            None
+        let make = |number: u64, ahead: bool| -> Result<Epoch, OpenError> {
+            let key = new_key();
+            let store = dir.create(number, &key, wall, ahead)?;
+            let mut e = Epoch::new(&policy, number, key, now);
+            e.store = Some(Arc::new(store));
+            Ok(e)
         };
+        let (newest, found_next) = Self::newest(&policy, &dir, &mut numbers, &mut resumed)?;
         // When the next epoch was made, the current one became current.
         let promoted = found_next.as_ref().map(|f| {
             let age = wall.duration_since(f.store.started()).unwrap_or_default();
             now.checked_sub(age).unwrap_or(now)
         });
-        let (current, previous) = match numbers.pop() {
-            None => {
-                let key = new_key();
-                let store = dir.create(0, &key, wall)?;
-                let mut e = Epoch::new(&policy, 0, key, now);
-                e.store = Some(Arc::new(store));
-                (e, None)
-            }
+        let (current, previous) = match newest {
+            None => (make(0, false)?, None),
             Some(newest) => {
                 let older = numbers.pop();
-                let mut current = load(dir.open(newest)?, &mut resumed)?;
+                let mut current = load(newest, &mut resumed)?;
                 if let Some(at) = promoted {
                     current.started = at;
                 }
-                let until = current.started + policy.grace;
+                let until = current.started.checked_add(policy.grace).unwrap_or(now);
                 let previous = match older {
                     Some(n) if now < until => Some((load(dir.open(n)?, &mut resumed)?, until)),
                     Some(n) => {
@@ -228,14 +250,7 @@ impl Keyring {
         };
         let next = match found_next {
             Some(f) => Some(load(f, &mut resumed)?),
-            None if policy.publish_ahead => {
-                let number = current.number + 1;
-                let key = new_key();
-                let store = dir.create(number, &key, wall)?;
-                let mut e = Epoch::new(&policy, number, key, now);
-                e.store = Some(Arc::new(store));
-                Some(e)
-            }
+            None if policy.publish_ahead => Some(make(current.number + 1, true)?),
             None => None,
         };
         // Past their grace: deleted unread.
@@ -243,7 +258,7 @@ impl Keyring {
         resumed.epochs.sort_unstable();
         resumed.retired.sort_unstable();
         for &number in &resumed.retired {
-            dir.retire(number)?;
+            dir.retire(number, || {})?;
         }
         let journal = Arc::new(Journal::new());
         let committer = {
@@ -263,6 +278,47 @@ impl Keyring {
         ))
     }
 
+    /// The newest epoch on disk, opened, and whether it is the next one:
+    /// with `publish_ahead`, the newest epoch is the next one if it was
+    /// made as one (and an older one is there to be current). A store
+    /// that says how it was made tells a `publish_ahead` turned on or off
+    /// since the node stopped: the epoch that was current stays current
+    /// ([`ResumeChange`]). Taken from `numbers`.
+    fn newest(
+        policy: &EpochPolicy,
+        dir: &PersistDir,
+        numbers: &mut Vec<u64>,
+        resumed: &mut Resumed,
+    ) -> Result<(Option<Found>, Option<Found>), OpenError> {
+        let Some(number) = numbers.pop() else {
+            return Ok((None, None));
+        };
+        let found = dir.open(number)?;
+        let made_ahead = found.store.ahead().unwrap_or(policy.publish_ahead);
+        let older = numbers.len();
+        match (policy.publish_ahead, made_ahead) {
+            (true, true) if older >= 1 => {
+                let current = numbers.pop().map(|n| dir.open(n)).transpose()?;
+                Ok((current, Some(found)))
+            }
+            (true, false) => {
+                resumed.changes.push(ResumeChange::PublishAheadTurnedOn);
+                Ok((Some(found), None))
+            }
+            (false, true) if older >= 1 => {
+                drop(found);
+                dir.retire(number, || {})?;
+                resumed
+                    .changes
+                    .push(ResumeChange::PublishAheadTurnedOff { dropped: number });
+                let current = numbers.pop().map(|n| dir.open(n)).transpose()?;
+                Ok((current, None))
+            }
+            // Only one epoch, or as the policy has it.
+            _ => Ok((Some(found), None)),
+        }
+    }
+
     fn with(
         policy: EpochPolicy,
         current: Epoch,
@@ -272,6 +328,7 @@ impl Keyring {
     ) -> Self {
         let current_number = current.number;
         Self {
+            id: KEYRINGS.fetch_add(1, Ordering::Relaxed),
             policy,
             live: RwLock::new(Live {
                 current,
@@ -359,29 +416,58 @@ impl Keyring {
         let by = order.clone().nth(which).unwrap_or(&live.current);
         self.last_epoch.store(by.number, Ordering::Relaxed);
         let previous_key = by.number < live.current.number;
-        let (ticket, taken) = by.remember(&tag, journal)?;
-        if taken == self.policy.rotate_after && by.number == live.current.number {
-            *self.turn_due.lock().unwrap_or_else(PoisonError::into_inner) = true;
-            self.turn_wake.notify_all();
-        }
+        let (group, taken) = by.remember(&tag, journal)?;
+        self.taken(&live, by, taken);
         Ok(Accepted {
             epoch: by.number,
             previous_key,
             action: hop.action,
-            ticket,
+            ticket: self.ticket(group),
         })
     }
 
-    /// Whether a packet holding `ticket` may leave now.
-    pub fn is_durable(&self, ticket: Ticket) -> bool {
-        self.journal().is_none_or(|j| j.durable() >= ticket.0)
+    /// After `by` took a packet and holds `taken`: wake the housekeeping
+    /// thread ([`wait_for_turn`](Self::wait_for_turn)) when the current
+    /// epoch, or the next one published ahead, reaches `rotate_after`.
+    fn taken(&self, live: &Live, by: &Epoch, taken: usize) {
+        let turns = by.number == live.current.number
+            || live.next.as_ref().is_some_and(|n| n.number == by.number);
+        if taken == self.policy.rotate_after && turns {
+            *self.turn_due.lock().unwrap_or_else(PoisonError::into_inner) = true;
+            self.turn_wake.notify_all();
+        }
     }
 
-    /// Wait up to `timeout` for `ticket`'s group commit; whether the packet
-    /// may leave. A node drops a packet whose ticket does not become
-    /// durable in reasonable time (the disk is failing).
-    pub fn wait_durable(&self, ticket: Ticket, timeout: Duration) -> bool {
-        self.journal().is_none_or(|j| j.wait(ticket, timeout))
+    fn ticket(&self, group: u64) -> Ticket {
+        Ticket {
+            keyring: self.id,
+            group,
+        }
+    }
+
+    /// Whether a packet holding `ticket` may leave now (never for a
+    /// ticket of another keyring).
+    #[must_use]
+    pub fn is_durable(&self, ticket: Ticket) -> bool {
+        ticket.keyring == self.id && self.journal().is_none_or(|j| j.durable() >= ticket.group)
+    }
+
+    /// Wait up to `timeout` (any `Duration`: `Duration::MAX` waits as
+    /// long as it takes) for `ticket`'s group commit.
+    ///
+    /// # Errors
+    /// The packet may not leave: its commit was not durable in time
+    /// ([`NotDurable::TimedOut`]: a node drops a packet whose ticket does
+    /// not become durable in reasonable time, the disk is failing), or
+    /// the ticket is another keyring's ([`NotDurable::OtherKeyring`]).
+    pub fn wait_durable(&self, ticket: Ticket, timeout: Duration) -> Result<(), NotDurable> {
+        if ticket.keyring != self.id {
+            return Err(NotDurable::OtherKeyring);
+        }
+        match self.journal() {
+            Some(j) if !j.wait(ticket.group, timeout) => Err(NotDurable::TimedOut),
+            _ => Ok(()),
+        }
     }
 
     /// Retire the previous epoch if its grace is over; start a new epoch
@@ -391,7 +477,11 @@ impl Keyring {
     /// [`EpochPolicy::length`]. At most one change per call: call again
     /// until `None`, from one housekeeping thread, waiting in between with
     /// [`wait_for_turn`](Self::wait_for_turn). After [`Turn::Started`],
-    /// publish [`current`](Self::current)'s key.
+    /// publish [`current`](Self::current)'s key; after [`Turn::Started`]
+    /// or [`Turn::Replaced`] with [`EpochPolicy::publish_ahead`],
+    /// [`next`](Self::next)'s. A next epoch that has taken
+    /// [`EpochPolicy::rotate_after`] packets is replaced at once (see
+    /// [`Turn::Replaced`] for why replaced, not turned).
     ///
     /// A new epoch due while the previous one is still in its grace
     /// retires that one first, early. No new epoch starts while the store
@@ -401,6 +491,7 @@ impl Keyring {
     /// [`EpochPolicy::publish_ahead`]) are ever on disk. Files are written and
     /// deleted outside the lock that [`receive`](Self::receive) takes:
     /// receiving threads wait only for the swap itself.
+    #[must_use = "a started or replaced epoch's key is to be published"]
     pub fn turn(&self, now: Instant) -> Option<Turn> {
         let mut turning = self.turning.lock().unwrap_or_else(PoisonError::into_inner);
         self.delete_undeleted(&mut turning);
@@ -410,48 +501,29 @@ impl Keyring {
                     let mut live = self.live.write().unwrap_or_else(PoisonError::into_inner);
                     live.previous.take()
                 };
-                drop(retired);
-                if let Some(disk) = &self.disk
-                    && let Err(err) = disk.dir.retire(number)
-                {
-                    turning.undeleted.push(number);
-                    self.set_disk_error(format!("retiring epoch {number}: {err}"));
-                }
+                let store = retired.and_then(|(e, _)| e.store);
+                self.delete(&mut turning, number, store);
                 Some(Turn::Retired { number, early })
             }
-            Plan::Start {
-                number,
-                took,
-                by_count,
-            } => {
+            Plan::Start { took, by_count } => {
                 // The epoch that starts is the next one (published ahead)
                 // or a fresh one; with publish_ahead a new next one is made.
-                let fresh_number = if self.policy.publish_ahead {
-                    number + 1
-                } else {
-                    number
-                };
-                let mut fresh = Epoch::new(&self.policy, fresh_number, new_key(), now);
-                if let Some(disk) = &self.disk {
-                    match disk.dir.create(fresh_number, &fresh.key, SystemTime::now()) {
-                        Ok(store) => fresh.store = Some(Arc::new(store)),
-                        Err(e) => {
-                            turning.retry_at = Some(now + CREATE_RETRY);
-                            self.set_disk_error(format!("starting epoch {fresh_number}: {e}"));
-                            return None;
-                        }
-                    }
-                }
+                let fresh = self.fresh_epoch(&mut turning, now)?;
+                // Told a time ahead, the rotation still happens now: the
+                // new epoch's age and the previous key's grace run from
+                // the real rotation, not from a day ahead.
+                let at = now.min(Instant::now());
                 let mut live = self.live.write().unwrap_or_else(PoisonError::into_inner);
                 let (mut starting, next) = match (self.policy.publish_ahead, live.next.take()) {
                     (true, Some(next)) => (next, Some(fresh)),
                     _ => (fresh, None),
                 };
                 live.next = next;
-                starting.started = now;
+                starting.started = at;
                 let number = starting.number;
                 let old = std::mem::replace(&mut live.current, starting);
-                live.previous = Some((old, now + self.policy.grace));
+                // The policy check keeps this from overflowing.
+                live.previous = Some((old, at.checked_add(self.policy.grace).unwrap_or(at)));
                 drop(live);
                 Some(Turn::Started {
                     number,
@@ -459,7 +531,42 @@ impl Keyring {
                     by_count,
                 })
             }
+            Plan::Replace { filled } => {
+                let fresh = self.fresh_epoch(&mut turning, now)?;
+                let number = fresh.number;
+                let old = {
+                    let mut live = self.live.write().unwrap_or_else(PoisonError::into_inner);
+                    live.next.replace(fresh)
+                };
+                let store = old.and_then(|e| e.store);
+                self.delete(&mut turning, filled, store);
+                Some(Turn::Replaced { filled, number })
+            }
         }
+    }
+
+    /// A new epoch numbered above every live one, with a fresh key (in
+    /// disk mode, its files made); `None` if they could not be (tried
+    /// again after [`CREATE_RETRY`]).
+    fn fresh_epoch(&self, turning: &mut Turning, now: Instant) -> Option<Epoch> {
+        let number = self.live().epochs().map(|e| e.number).max().unwrap_or(0) + 1;
+        let mut fresh = Epoch::new(&self.policy, number, new_key(), now.min(Instant::now()));
+        if let Some(disk) = &self.disk {
+            // With publish_ahead every epoch made here is a next one.
+            let ahead = self.policy.publish_ahead;
+            match disk
+                .dir
+                .create(number, &fresh.key, SystemTime::now(), ahead)
+            {
+                Ok(store) => fresh.store = Some(Arc::new(store)),
+                Err(e) => {
+                    turning.retry_at = now.checked_add(CREATE_RETRY);
+                    self.set_disk_error(format!("starting epoch {number}: {e}"));
+                    return None;
+                }
+            }
+        }
+        Some(fresh)
     }
 
     /// What [`turn`](Self::turn) is to do now, if anything.
@@ -473,13 +580,23 @@ impl Keyring {
                 early: false,
             });
         }
+        let held_back = turning.retry_at.is_some_and(|t| now < t)
+            || !turning.undeleted.is_empty()
+            || self.disk_failing();
+        if let Some(next) = &live.next
+            && next.taken() >= self.policy.rotate_after
+            && !held_back
+        {
+            return Some(Plan::Replace {
+                filled: next.number,
+            });
+        }
         let took = live.current.taken();
         let by_count = took >= self.policy.rotate_after;
         if !by_count && now.duration_since(live.current.started) < self.policy.length {
             return None;
         }
-        let held_back = turning.retry_at.is_some_and(|t| now < t) || !turning.undeleted.is_empty();
-        if held_back || self.disk_failing() {
+        if held_back {
             return None;
         }
         if let Some((e, _)) = &live.previous {
@@ -488,27 +605,32 @@ impl Keyring {
                 early: true,
             });
         }
-        Some(Plan::Start {
-            number: live.current.number + 1,
-            took,
-            by_count,
-        })
+        Some(Plan::Start { took, by_count })
     }
 
     /// Try again to delete the files of epochs retired earlier.
     fn delete_undeleted(&self, turning: &mut Turning) {
+        for (number, store) in std::mem::take(&mut turning.undeleted) {
+            self.delete(turning, number, store);
+        }
+    }
+
+    /// Delete retired epoch `number`'s files (disk mode); once its key
+    /// file is durably gone, its store's queued tags are dropped. What
+    /// fails is kept to try again.
+    fn delete(&self, turning: &mut Turning, number: u64, store: Option<Arc<Store>>) {
         let Some(disk) = &self.disk else {
             return;
         };
-        turning
-            .undeleted
-            .retain(|&number| match disk.dir.retire(number) {
-                Ok(()) => false,
-                Err(err) => {
-                    self.set_disk_error(format!("retiring epoch {number}: {err}"));
-                    true
-                }
-            });
+        let retire = || {
+            if let Some(s) = &store {
+                s.retire();
+            }
+        };
+        if let Err(err) = disk.dir.retire(number, retire) {
+            self.set_disk_error(format!("retiring epoch {number}: {err}"));
+            turning.undeleted.push((number, store));
+        }
     }
 
     /// Wait up to `timeout`, or until the current epoch has taken
@@ -555,6 +677,14 @@ impl Keyring {
         &self.policy
     }
 
+    /// A ticket of this keyring that is durable at once: for a packet that
+    /// nothing received made (an answer sent later on a SURB, cover
+    /// traffic), which waits on no group commit, given to
+    /// [`Forwarder::hold`](crate::Forwarder::hold).
+    pub fn durable_ticket(&self) -> Ticket {
+        self.ticket(0)
+    }
+
     /// Whether this keyring keeps its epochs on disk.
     pub fn is_disk_mode(&self) -> bool {
         self.disk.is_some()
@@ -595,6 +725,7 @@ impl Keyring {
 
     /// Disk mode: the last failure to commit tags or to write or delete an
     /// epoch's files, once (for the node's log).
+    #[must_use = "the error is taken: log it"]
     pub fn take_disk_error(&self) -> Option<String> {
         let commit = self.journal().and_then(Journal::take_error);
         let files = self
@@ -663,9 +794,24 @@ impl Keyring {
             (Some((e, _)), true) => e,
             _ => &live.current,
         };
-        epoch
-            .remember(tag, self.journal())
-            .map(|(ticket, _)| ticket)
+        let (group, taken) = epoch.remember(tag, self.journal())?;
+        self.taken(&live, epoch, taken);
+        Ok(self.ticket(group))
+    }
+
+    /// Remember `tag` in the next epoch (published ahead), as `receive`
+    /// does after a packet's MAC verified under its key.
+    pub(crate) fn remember_next(&self, tag: &kemsphinx::ReplayTag) -> Result<Ticket, Dropped> {
+        let live = self.live();
+        let next = live.next.as_ref().ok_or(Dropped::Other)?;
+        let (group, taken) = next.remember(tag, self.journal())?;
+        self.taken(&live, next, taken);
+        Ok(self.ticket(group))
+    }
+
+    /// Whether `ticket` became durable within `timeout`.
+    pub(crate) fn is_durable_within(&self, ticket: Ticket, timeout: Duration) -> bool {
+        self.wait_durable(ticket, timeout).is_ok()
     }
 
     /// Whether a live epoch has seen `tag` (the check before any key work).

@@ -5,21 +5,23 @@
 mod dir;
 mod dropped;
 mod epochs;
+mod fault;
 mod filter;
 mod forward;
 pub mod framing;
 mod journal;
 mod keyring;
+mod pending;
 mod selfcheck;
 mod store;
 
 pub use dropped::{DropCounts, Dropped};
-pub use epochs::{EpochPolicy, Resumed, Turn};
+pub use epochs::{EpochPolicy, PolicyError, ResumeChange, Resumed, Turn};
 pub use forward::{
     Discarded, Due, ForwardCounts, ForwardPolicy, Forwarder, Outgoing, Refused, SURB_REPLY_LEN,
 };
 pub use framing::{Framed, FramingError};
-pub use journal::{GROUP_INTERVAL, RETRY, Ticket};
+pub use journal::{GROUP_INTERVAL, NotDurable, RETRY, Ticket};
 pub use keyring::{Accepted, EpochStatus, Keyring, OpenError};
 pub use selfcheck::{SelfCheck, SelfCheckError, self_check};
 

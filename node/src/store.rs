@@ -24,7 +24,11 @@
 //!
 //! A store is bound to its epoch's key: it records the public key it was
 //! made for, and opening it for another key (a store copied from another
-//! node, or another epoch's with the same number) is refused. The file is
+//! node, or another epoch's with the same number) is refused. It is bound
+//! to the directory that made it too: it records a mark (an HMAC of its
+//! number and public key under the directory's secret, [`crate::dir`]),
+//! so a key and store planted by someone else, or copied from another
+//! node, are refused. The file is
 //! created with mode 0600, before redb writes to it.
 //!
 //! [`WriteTransaction::set_two_phase_commit`]: redb::WriteTransaction::set_two_phase_commit
@@ -44,9 +48,11 @@ use redb::{Database, Durability, ReadOnlyTable, ReadableDatabase, ReadableTable,
 /// element at a time, which made redb's B-tree work per tag several times
 /// dearer, in every commit and in the rebuild on restart.)
 const TAGS: TableDefinition<'_, &[u8], ()> = TableDefinition::new("replay_tags");
-/// The epoch: "number" and "started" (milliseconds since the Unix epoch).
+/// The epoch: "number", "started" (milliseconds since the Unix epoch) and
+/// "ahead" (1 if it was made as the next epoch, published ahead).
 const META: TableDefinition<'_, &str, u64> = TableDefinition::new("epoch");
-/// The public key the store was made for: "public_key".
+/// The public key the store was made for: "public_key"; and "maker", the
+/// mark of the directory that made it ([`crate::dir`]).
 const KEY: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("key");
 /// The page cache redb may use (its default is 1 GiB; a full epoch of 10⁶
 /// tags takes about 70 MB on disk).
@@ -84,9 +90,15 @@ pub(crate) struct Store {
     /// then takes the retried tags).
     db: RwLock<Option<Database>>,
     broken: AtomicBool,
+    /// Its epoch's key file is gone (durably): no packet can be unwrapped
+    /// for this store again, so tags still queued for it need not be
+    /// committed (and cannot be, once the file is deleted).
+    retired: AtomicBool,
     path: PathBuf,
     number: u64,
     started: SystemTime,
+    /// Whether it was made as the next epoch (`None`: not recorded).
+    ahead: Option<bool>,
 }
 
 impl fmt::Debug for Store {
@@ -101,6 +113,15 @@ impl fmt::Debug for Store {
 fn millis(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// `ms` milliseconds after the Unix epoch; a time past what this
+/// platform's clock holds (a damaged record) is taken as the epoch itself,
+/// never a panic.
+fn since_unix_epoch(ms: u64) -> SystemTime {
+    UNIX_EPOCH
+        .checked_add(Duration::from_millis(ms))
+        .unwrap_or(UNIX_EPOCH)
 }
 
 impl Store {
@@ -122,12 +143,16 @@ impl Store {
         number: u64,
         key: &PublicKey,
         started: SystemTime,
+        maker: &[u8; 32],
+        ahead: bool,
     ) -> Result<Self, StoreError> {
         let mut options = std::fs::OpenOptions::new();
         options.read(true).write(true).create_new(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
         // Made empty with its mode here; redb initialises an empty file.
+        crate::fault::check(path, crate::fault::Point::StoreFile)
+            .map_err(|e| Self::err(path, e))?;
         drop(options.open(path).map_err(|e| {
             if e.kind() == io::ErrorKind::AlreadyExists {
                 Self::err(path, "exists; not replacing a replay store")
@@ -148,21 +173,30 @@ impl Store {
             bound
                 .insert("public_key", &key.as_bytes()[..])
                 .map_err(|e| Self::err(path, e))?;
+            bound
+                .insert("maker", &maker[..])
+                .map_err(|e| Self::err(path, e))?;
             drop(bound);
             let mut meta = tx.open_table(META).map_err(|e| Self::err(path, e))?;
             meta.insert("number", number)
                 .map_err(|e| Self::err(path, e))?;
             meta.insert("started", millis(started))
                 .map_err(|e| Self::err(path, e))?;
+            meta.insert("ahead", u64::from(ahead))
+                .map_err(|e| Self::err(path, e))?;
             tx.open_table(TAGS).map_err(|e| Self::err(path, e))?;
         }
+        crate::fault::check(path, crate::fault::Point::StoreInit)
+            .map_err(|e| Self::err(path, e))?;
         tx.commit().map_err(|e| Self::err(path, e))?;
         Ok(Self {
             db: RwLock::new(Some(db)),
             broken: AtomicBool::new(false),
+            retired: AtomicBool::new(false),
             path: path.to_owned(),
             number,
-            started: UNIX_EPOCH + Duration::from_millis(millis(started)),
+            started: since_unix_epoch(millis(started)),
+            ahead: Some(ahead),
         })
     }
 
@@ -173,7 +207,12 @@ impl Store {
     /// # Errors
     /// Missing file, not a database, truncated or corrupt, another
     /// epoch's store or another key's: each an error naming the file.
-    pub(crate) fn open(path: &Path, number: u64, key: &PublicKey) -> Result<Self, StoreError> {
+    pub(crate) fn open(
+        path: &Path,
+        number: u64,
+        key: &PublicKey,
+        maker: &[u8; 32],
+    ) -> Result<Self, StoreError> {
         let len = std::fs::metadata(path)
             .map_err(|e| Self::err(path, format!("cannot open: {e}")))?
             .len();
@@ -181,7 +220,7 @@ impl Store {
             return Err(Self::err(path, "empty file (truncated?)"));
         }
         let db = Self::open_db(path)?;
-        let (got, started) = {
+        let (got, started, ahead) = {
             let tx = db.begin_read().map_err(|e| Self::err(path, e))?;
             let meta = tx
                 .open_table(META)
@@ -208,7 +247,22 @@ impl Store {
                      replaced key): refusing its tags",
                 ));
             }
-            (get("number")?, get("started")?)
+            let made_here = bound
+                .get("maker")
+                .map_err(|e| Self::err(path, e))?
+                .is_some_and(|v| v.value() == &maker[..]);
+            if !made_here {
+                return Err(Self::err(
+                    path,
+                    "not made by this node (its mark does not verify under the directory's \
+                     node.secret): refusing it and its key, which someone else may know",
+                ));
+            }
+            let ahead = meta
+                .get("ahead")
+                .map_err(|e| Self::err(path, e))?
+                .map(|v| v.value() != 0);
+            (get("number")?, get("started")?, ahead)
         };
         if got != number {
             return Err(Self::err(path, format!("holds epoch {got}, not {number}")));
@@ -216,9 +270,11 @@ impl Store {
         Ok(Self {
             db: RwLock::new(Some(db)),
             broken: AtomicBool::new(false),
+            retired: AtomicBool::new(false),
             path: path.to_owned(),
             number,
-            started: UNIX_EPOCH + Duration::from_millis(started),
+            started: since_unix_epoch(started),
+            ahead,
         })
     }
 
@@ -255,6 +311,22 @@ impl Store {
         Ok(())
     }
 
+    /// Mark the store's epoch retired: its key file is durably deleted.
+    pub(crate) fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
+    }
+
+    /// Whether its epoch is retired ([`retire`](Self::retire)).
+    pub(crate) fn is_retired(&self) -> bool {
+        self.retired.load(Ordering::Acquire)
+    }
+
+    /// Whether the epoch was made as the next one, published ahead
+    /// (`None`: the store does not say).
+    pub(crate) fn ahead(&self) -> Option<bool> {
+        self.ahead
+    }
+
     /// When the epoch started (wall clock, to the millisecond).
     pub(crate) fn started(&self) -> SystemTime {
         self.started
@@ -278,6 +350,8 @@ impl Store {
 
     fn commit_once(&self, tags: &[ReplayTag]) -> Result<(), StoreError> {
         let path = &self.path;
+        crate::fault::check(path, crate::fault::Point::StoreCommit)
+            .map_err(|e| Self::err(path, e))?;
         let guard = self.db()?;
         let db = guard
             .as_ref()

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use chacha20::ChaCha20Rng;
 use kemsphinx_node::kemsphinx::geometry::PACKET_LEN;
 use kemsphinx_node::kemsphinx::{NodeId, PrivateKey};
-use kemsphinx_node::{Discarded, EpochPolicy, ForwardPolicy, Forwarder, Keyring, Ticket};
+use kemsphinx_node::{Discarded, EpochPolicy, ForwardPolicy, Forwarder, Keyring};
 use rand_core::SeedableRng;
 
 #[test]
@@ -29,11 +29,21 @@ fn holding_and_handing_out_allocates_nothing_after_warm_up() {
     let round = || {
         for i in 0..8u8 {
             let due = now + ms * u32::from(i % 3);
-            fwd.hold(NodeId([i; 32]), &packet, Ticket::NOW, due)
-                .unwrap();
+            fwd.hold(
+                NodeId([i; 32]),
+                &packet,
+                fwd.keyring().durable_ticket(),
+                due,
+            )
+            .unwrap();
         }
         assert_eq!(
-            fwd.hold(NodeId([9; 32]), &packet, Ticket::NOW, now),
+            fwd.hold(
+                NodeId([9; 32]),
+                &packet,
+                fwd.keyring().durable_ticket(),
+                now
+            ),
             Err(Discarded::QueueFull)
         );
         let mut n = 0;

@@ -14,7 +14,7 @@ use crate::dir::PersistDir;
 use crate::store::Store;
 use crate::{EpochPolicy, Keyring, OpenError, Resumed, Turn};
 
-fn policy() -> EpochPolicy {
+pub(super) fn policy() -> EpochPolicy {
     EpochPolicy {
         capacity: 10_000,
         fp_rate: 1e-6,
@@ -26,14 +26,14 @@ fn policy() -> EpochPolicy {
 }
 
 /// A fresh scratch directory's path (not yet made).
-fn scratch(name: &str) -> PathBuf {
+pub(super) fn scratch(name: &str) -> PathBuf {
     let dir =
         std::env::temp_dir().join(format!("kemsphinx-node-disk-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
 
-fn tag(rng: &mut ChaCha20Rng) -> ReplayTag {
+pub(super) fn tag(rng: &mut ChaCha20Rng) -> ReplayTag {
     let mut t = [0u8; 32];
     rng.fill_bytes(&mut t);
     ReplayTag(t)
@@ -54,19 +54,19 @@ fn filled(dir: &Path, n: usize, rng: &mut ChaCha20Rng) -> Vec<ReplayTag> {
         last = Some(keyring.remember_tag(t, false).unwrap());
     }
     if let Some(last) = last {
-        assert!(keyring.wait_durable(last, Duration::from_secs(30)));
+        assert!(keyring.wait_durable(last, Duration::from_secs(30)).is_ok());
     }
     assert!(keyring.take_disk_error().is_none());
     drop(keyring);
     tags
 }
 
-/// The names in `dir`, sorted, but the lock file.
-fn names(dir: &Path) -> Vec<String> {
+/// The epochs' files in `dir`, sorted (not the directory's secret).
+pub(super) fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "lock")
+        .filter(|n| n != "node.secret")
         .collect();
     v.sort();
     v
@@ -118,10 +118,14 @@ fn retiring_an_epoch_deletes_its_key_and_store() {
     let t0 = Instant::now();
     assert_eq!(names(&dir), ["epoch-00000000.key", "epoch-00000000.redb"]);
     let t1 = t0 + Duration::from_secs(1);
+    // Told a time ahead, the rotation happens now: the grace runs from
+    // between `before` and `after`.
+    let before = Instant::now();
     assert!(matches!(
         keyring.turn(t1),
         Some(Turn::Started { number: 1, .. })
     ));
+    let after = Instant::now();
     assert_eq!(
         names(&dir),
         [
@@ -131,9 +135,9 @@ fn retiring_an_epoch_deletes_its_key_and_store() {
             "epoch-00000001.redb"
         ]
     );
-    assert_eq!(keyring.turn(t1 + Duration::from_millis(999)), None);
+    assert_eq!(keyring.turn(before + Duration::from_millis(999)), None);
     assert_eq!(
-        keyring.turn(t1 + Duration::from_secs(1)),
+        keyring.turn(after + Duration::from_secs(1)),
         Some(Turn::Retired {
             number: 0,
             early: false
@@ -258,7 +262,7 @@ fn forced_early_rotations_leave_two_epochs_on_disk() {
     let (mut started, mut most) = (0, (0, 0));
     while started < 40 {
         for _ in 0..5 {
-            keyring.remember_tag(&tag(&mut rng), false).unwrap();
+            let _ = keyring.remember_tag(&tag(&mut rng), false).unwrap();
         }
         while let Some(turn) = keyring.turn(t0) {
             if matches!(turn, Turn::Started { .. }) {
@@ -341,6 +345,11 @@ fn stores_are_0600_and_bound_to_their_key() {
     let key = dir.join("epoch-00000000.key");
     std::fs::remove_file(&key).unwrap();
     std::fs::write(&key, &PrivateKey::from_seed(&[4; 96]).to_pem()[..]).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
     let e = open(&dir).expect_err("another key's store");
     let e = e.to_string();
     assert!(
@@ -366,7 +375,15 @@ fn an_unclean_store_damaged_in_its_newest_commit_is_refused_or_complete() {
     let key = PrivateKey::from_seed(&[5; 96]);
     let path = dir.join("unclean.redb");
     let mut rng = ChaCha20Rng::seed_from_u64(31);
-    let store = Store::create(&path, 0, key.public_key(), SystemTime::now()).unwrap();
+    let store = Store::create(
+        &path,
+        0,
+        key.public_key(),
+        SystemTime::now(),
+        &[7; 32],
+        false,
+    )
+    .unwrap();
     let mut tags = Vec::new();
     for _ in 0..20 {
         let group: Vec<ReplayTag> = (0..50).map(|_| tag(&mut rng)).collect();
@@ -386,7 +403,7 @@ fn an_unclean_store_damaged_in_its_newest_commit_is_refused_or_complete() {
         let mut bytes = unclean.clone();
         bytes[at] ^= 0x01;
         std::fs::write(&copy, &bytes).unwrap();
-        match Store::open(&copy, 0, key.public_key()) {
+        match Store::open(&copy, 0, key.public_key(), &[7; 32]) {
             Err(_) => refused += 1,
             Ok(s) => {
                 if tags.iter().all(|t| s.contains(t).unwrap_or(false)) {
@@ -428,7 +445,11 @@ fn a_damaged_store_past_its_grace_is_deleted_unread() {
         for _ in 0..10 {
             last = Some(keyring.remember_tag(&tag(&mut rng), false).unwrap());
         }
-        assert!(keyring.wait_durable(last.unwrap(), Duration::from_secs(30)));
+        assert!(
+            keyring
+                .wait_durable(last.unwrap(), Duration::from_secs(30))
+                .is_ok()
+        );
         assert!(matches!(
             keyring.turn(Instant::now()),
             Some(Turn::Started { number: 1, .. })

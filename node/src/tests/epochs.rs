@@ -96,7 +96,7 @@ fn the_previous_epoch_takes_up_to_its_capacity_then_refuses() {
     let keyring = Keyring::new(policy(10, 6), PrivateKey::generate(&mut rng)).unwrap();
     let t0 = Instant::now();
     for _ in 0..6 {
-        keyring.remember_tag(&tag(&mut rng), false).unwrap();
+        let _ = keyring.remember_tag(&tag(&mut rng), false).unwrap();
     }
     assert_eq!(
         keyring.turn(t0),
@@ -108,7 +108,7 @@ fn the_previous_epoch_takes_up_to_its_capacity_then_refuses() {
     );
     assert_eq!(keyring.turn(t0), None);
     for _ in 0..4 {
-        keyring.remember_tag(&tag(&mut rng), true).unwrap();
+        let _ = keyring.remember_tag(&tag(&mut rng), true).unwrap();
     }
     assert_eq!(keyring.previous().unwrap().taken, 10);
     assert_eq!(
@@ -121,7 +121,7 @@ fn the_previous_epoch_takes_up_to_its_capacity_then_refuses() {
     );
     assert_eq!(keyring.previous().unwrap().taken, 10);
     // The new epoch is unaffected.
-    keyring.remember_tag(&tag(&mut rng), false).unwrap();
+    let _ = keyring.remember_tag(&tag(&mut rng), false).unwrap();
     assert_eq!(keyring.current().taken, 1);
     assert_eq!(keyring.current().number, 1);
 }

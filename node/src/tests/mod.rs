@@ -9,3 +9,5 @@
 
 mod disk;
 mod epochs;
+mod faults;
+mod types;

@@ -20,6 +20,7 @@ pub(crate) fn active() -> bool {
 
 /// The name of the batch path in this process: `"ifma"`, `"avx2"` or
 /// `"scalar"` (the backend's own X25519, one point at a time).
+#[cfg(feature = "hazmat")]
 pub(crate) fn name() -> &'static str {
     match x25519_batch::backend() {
         _ if !active() => "scalar",

@@ -1,0 +1,310 @@
+//! What the types and the directory allowed and should not: policies that
+//! cannot work, durations that overflow, a turn told a time ahead, tickets
+//! of another keyring, the directory's lock, its files' owner and mode.
+
+use std::time::{Duration, Instant};
+
+use chacha20::ChaCha20Rng;
+use kemsphinx::PrivateKey;
+use rand_core::SeedableRng;
+
+use super::disk::{policy, scratch, tag};
+use crate::dir::PersistDir;
+use crate::{EpochPolicy, Keyring, ResumeChange, Turn};
+
+const DAY: Duration = Duration::from_secs(86_400);
+
+fn key() -> PrivateKey {
+    PrivateKey::generate(&mut ChaCha20Rng::seed_from_u64(51))
+}
+
+/// A zero length (the README's `while let Some(turn)` loop never ended:
+/// in disk mode hundreds of key files a second) and durations that
+/// overflow `Instant` (a grace of `Duration::MAX` panicked in `turn` and
+/// at restart) are refused by the policy check.
+#[test]
+fn the_policy_check_refuses_what_cannot_work() {
+    for (what, p) in [
+        (
+            "length 0",
+            EpochPolicy {
+                length: Duration::ZERO,
+                ..policy()
+            },
+        ),
+        (
+            "length MAX",
+            EpochPolicy {
+                length: Duration::MAX,
+                ..policy()
+            },
+        ),
+        (
+            "grace MAX",
+            EpochPolicy {
+                grace: Duration::MAX,
+                ..policy()
+            },
+        ),
+    ] {
+        let refused = Keyring::new(p.clone(), key()).err().map(|e| e.to_string());
+        println!("{what}: {refused:?}");
+        assert!(refused.is_some(), "{what} accepted");
+        assert!(p.check().is_err(), "{what}");
+    }
+}
+
+/// `wait_durable` with `Duration::MAX` (in disk mode it panicked on
+/// `Instant + timeout`) waits until the ticket is durable; so does
+/// `wait_for_turn` until the epoch is due.
+#[test]
+fn waiting_for_ever_does_not_panic() {
+    let dir = scratch("wait-max");
+    let mut rng = ChaCha20Rng::seed_from_u64(52);
+    let (keyring, _) = Keyring::open(policy(), &dir).unwrap();
+    let ticket = keyring.remember_tag(&tag(&mut rng), false).unwrap();
+    let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        keyring.wait_durable(ticket, Duration::MAX)
+    }));
+    assert!(waited.is_ok(), "wait_durable(_, Duration::MAX) panicked");
+    assert!(keyring.is_durable(ticket));
+    // And the housekeeping thread's wait, woken when the epoch is due.
+    let p = EpochPolicy {
+        rotate_after: 3,
+        ..policy()
+    };
+    let memory = Keyring::new(p, key()).unwrap();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(50));
+            for _ in 0..3 {
+                let _ = memory.remember_tag(&tag(&mut rng), false).unwrap();
+            }
+        });
+        assert!(memory.wait_for_turn(Duration::MAX));
+    });
+    drop(keyring);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A turn told a time a day ahead starts the new epoch, but the previous
+/// key's grace is measured from the rotation as it really happened: it
+/// retires a grace later, not a day and a grace later.
+#[test]
+fn a_turn_told_a_time_ahead_does_not_keep_the_previous_key_for_a_day() {
+    let keyring = Keyring::new(policy(), key()).unwrap();
+    assert!(matches!(
+        keyring.turn(Instant::now() + DAY),
+        Some(Turn::Started { number: 1, .. })
+    ));
+    let after_grace = Instant::now() + policy().grace;
+    assert_eq!(
+        keyring.turn(after_grace),
+        Some(Turn::Retired {
+            number: 0,
+            early: false
+        }),
+        "the previous key outlived its grace"
+    );
+}
+
+/// A ticket is its keyring's: another keyring, whose groups count alike,
+/// does not call it durable (before: the group number alone was
+/// compared).
+#[test]
+fn a_ticket_of_another_keyring_is_not_durable() {
+    let mut rng = ChaCha20Rng::seed_from_u64(53);
+    let (a_dir, b_dir) = (scratch("ticket-a"), scratch("ticket-b"));
+    let (a, _) = Keyring::open(policy(), &a_dir).unwrap();
+    let (b, _) = Keyring::open(policy(), &b_dir).unwrap();
+    let from_a = a.remember_tag(&tag(&mut rng), false).unwrap();
+    let from_b = b.remember_tag(&tag(&mut rng), false).unwrap();
+    assert!(a.is_durable_within(from_a, Duration::from_secs(30)));
+    assert!(b.is_durable_within(from_b, Duration::from_secs(30)));
+    assert!(!b.is_durable(from_a), "another keyring's ticket is durable");
+    assert!(!a.is_durable(from_b), "another keyring's ticket is durable");
+    drop((a, b));
+    std::fs::remove_dir_all(&a_dir).unwrap();
+    std::fs::remove_dir_all(&b_dir).unwrap();
+}
+
+/// The directory's lock survives the deletion of any file in it (0.1
+/// locked `DIR/lock`: deleted, a second process locked a new one and
+/// deleted the first one's new store as an orphan).
+#[test]
+fn deleting_a_file_does_not_defeat_the_lock() {
+    let dir = scratch("lock-deleted");
+    let first = PersistDir::new(&dir).unwrap();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        std::fs::remove_file(entry.unwrap().path()).unwrap();
+    }
+    let second = Keyring::open(policy(), &dir);
+    assert!(second.is_err(), "a second user took the directory");
+    drop(first);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[cfg(unix)]
+mod unix {
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
+
+    use super::super::disk::{policy, scratch};
+    use crate::Keyring;
+
+    fn chmod(path: &Path, mode: u32) {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// A directory, key or store that others may write or read, and a
+    /// key or store that is a symbolic link, are refused before a key
+    /// is loaded (0.1 took a 0777 directory, a 0666 key file and
+    /// symlinked files silently).
+    #[test]
+    fn loose_modes_and_symbolic_links_are_refused() {
+        let dir = scratch("modes");
+        drop(Keyring::open(policy(), &dir).unwrap());
+        let key = dir.join("epoch-00000000.key");
+        let store = dir.join("epoch-00000000.redb");
+        let mut accepted = Vec::new();
+        let check = |what: &str, accepted: &mut Vec<String>| match Keyring::open(policy(), &dir) {
+            Ok(_) => accepted.push(what.to_owned()),
+            Err(e) => println!("{what}: {e}"),
+        };
+        chmod(&dir, 0o777);
+        check("a 0777 directory", &mut accepted);
+        chmod(&dir, 0o770);
+        check("a 0770 directory", &mut accepted);
+        chmod(&dir, 0o700);
+        chmod(&key, 0o666);
+        check("a 0666 key file", &mut accepted);
+        chmod(&key, 0o640);
+        check("a 0640 key file", &mut accepted);
+        chmod(&key, 0o600);
+        chmod(&store, 0o644);
+        check("a 0644 store", &mut accepted);
+        chmod(&store, 0o600);
+        // Symbolic links to the real files, kept beside the directory.
+        let aside = dir.with_extension("aside");
+        std::fs::create_dir_all(&aside).unwrap();
+        for (file, name) in [(&key, "key"), (&store, "store")] {
+            let real = aside.join(name);
+            std::fs::rename(file, &real).unwrap();
+            std::os::unix::fs::symlink(&real, file).unwrap();
+            check(&format!("a symlinked {name}"), &mut accepted);
+            std::fs::remove_file(file).unwrap();
+            std::fs::rename(&real, file).unwrap();
+        }
+        assert!(accepted.is_empty(), "accepted: {accepted:?}");
+        drop(Keyring::open(policy(), &dir).unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(&aside).unwrap();
+    }
+}
+
+/// A key and store the node did not make, numbered above its current
+/// epoch (anyone who could write the directory, or a copy from another
+/// node), are refused: 0.1 made the planted key current, and the node
+/// published a key someone else knows.
+#[test]
+fn a_planted_key_and_store_are_refused() {
+    let dir = scratch("planted");
+    drop(Keyring::open(policy(), &dir).unwrap());
+    let planted = PrivateKey::from_seed(&[9; 96]);
+    let store = crate::store::Store::create(
+        &dir.join("epoch-00000001.redb"),
+        1,
+        planted.public_key(),
+        std::time::SystemTime::now(),
+        // Whoever planted it does not hold the directory's secret.
+        &[0; 32],
+        false,
+    )
+    .unwrap();
+    drop(store);
+    let key = dir.join("epoch-00000001.key");
+    std::fs::write(&key, &planted.to_pem()[..]).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    match Keyring::open(policy(), &dir) {
+        Ok((keyring, resumed)) => panic!(
+            "the planted key was taken: current {} ({:?})",
+            keyring.current().number,
+            resumed
+        ),
+        Err(e) => println!("refused: {e}"),
+    }
+    // A directory whose secret is gone (or one 0.1 made) is refused too.
+    std::fs::remove_file(dir.join("epoch-00000001.key")).unwrap();
+    drop(Keyring::open(policy(), &dir).unwrap());
+    std::fs::remove_file(dir.join("node.secret")).unwrap();
+    let e = Keyring::open(policy(), &dir).expect_err("epochs without the secret");
+    println!("refused: {e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A restart that would change which key is current says so, and keeps
+/// the key that was current where it can: `publish_ahead` turned on (0.1
+/// made the previous key current again for a whole epoch) or off (0.1
+/// promoted the next epoch early), and a current key file deleted (0.1
+/// promoted the next epoch silently).
+#[test]
+fn a_restart_that_would_change_the_current_key_says_so() {
+    let ahead = |on: bool| EpochPolicy {
+        publish_ahead: on,
+        ..policy()
+    };
+    // publish_ahead turned on: epochs 0 (previous) and 1 (current).
+    let dir = scratch("toggle-on");
+    {
+        let (keyring, _) = Keyring::open(ahead(false), &dir).unwrap();
+        assert!(keyring.turn(Instant::now() + DAY).is_some());
+        assert_eq!(keyring.current().number, 1);
+    }
+    let (keyring, resumed) = Keyring::open(ahead(true), &dir).unwrap();
+    println!(
+        "turned on: current {}, {resumed:?}",
+        keyring.current().number
+    );
+    assert_eq!(keyring.current().number, 1, "{resumed:?}");
+    assert_eq!(resumed.changes, [ResumeChange::PublishAheadTurnedOn]);
+    assert_eq!(keyring.previous().map(|e| e.number), Some(0));
+    assert_eq!(keyring.next().map(|e| e.number), Some(2));
+    drop(keyring);
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // publish_ahead turned off: epochs 0 (current) and 1 (next).
+    let dir = scratch("toggle-off");
+    drop(Keyring::open(ahead(true), &dir).unwrap());
+    let (keyring, resumed) = Keyring::open(ahead(false), &dir).unwrap();
+    println!(
+        "turned off: current {}, {resumed:?}",
+        keyring.current().number
+    );
+    assert_eq!(keyring.current().number, 0, "{resumed:?}");
+    assert_eq!(
+        resumed.changes,
+        [ResumeChange::PublishAheadTurnedOff { dropped: 1 }]
+    );
+    assert!(!dir.join("epoch-00000001.key").exists());
+    drop(keyring);
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // The current key file deleted: epoch 0's store has no key.
+    let dir = scratch("key-missing");
+    drop(Keyring::open(ahead(true), &dir).unwrap());
+    std::fs::remove_file(dir.join("epoch-00000000.key")).unwrap();
+    let (keyring, resumed) = Keyring::open(ahead(true), &dir).unwrap();
+    println!(
+        "key deleted: current {}, {resumed:?}",
+        keyring.current().number
+    );
+    assert_eq!(resumed.changes, [ResumeChange::KeyMissing { number: 0 }]);
+    assert_eq!(keyring.current().number, 1);
+    assert_eq!(keyring.next().map(|e| e.number), Some(2));
+    drop(keyring);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

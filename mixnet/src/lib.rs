@@ -52,7 +52,7 @@ use std::time::Duration;
 use getrandom::SysRng;
 use kemsphinx_node::kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
 use kemsphinx_node::kemsphinx::{NodeId, PrivateKey, PublicKey, RecipientId};
-use kemsphinx_node::{EpochPolicy, ForwardPolicy, Forwarder, Keyring, OpenError, Resumed};
+use kemsphinx_node::{EpochPolicy, ForwardPolicy, Forwarder, Keyring, OpenError, Resumed, framing};
 use rand_core::{Rng, UnwrapErr};
 
 use crate::node::{Counters, Node};
@@ -225,12 +225,13 @@ impl Directory {
     }
 }
 
-/// The service's answer to a message: `echo` and the message.
+/// The service's answer to a message: `echo` and the message, laid out
+/// as a reply payload ([`framing::encode_reply`]: no header, zeros to the
+/// end).
 pub fn answer(message: &[u8]) -> Box<[u8; PAYLOAD_LEN]> {
     let mut out = Box::new([0u8; PAYLOAD_LEN]);
-    out[..4].copy_from_slice(b"echo");
-    let n = message.len().min(PAYLOAD_LEN - 4);
-    out[4..4 + n].copy_from_slice(&message[..n]);
+    let echo = [b"echo".as_slice(), message].concat();
+    framing::encode_reply(&echo, &mut out).expect("a request's message fits a reply");
     out
 }
 

@@ -185,8 +185,9 @@ impl Node {
     /// and durable), until it is stopped and empty. Counts how late each
     /// left, and what the demo could not send. Keeps
     /// [`Counters::settled`] up to date with the forwarder's own drops of
-    /// packets it held (not durable in time, not due at the stop), looking
-    /// at least every [`TICK`].
+    /// packets it held (not durable in time, not due at the stop: the
+    /// workers have ended before the stop, so no `Stopped` is a refusal
+    /// they settled already), looking at least every [`TICK`].
     fn egress(&self, dir: &Directory) -> NodeStats {
         let (mut stats, mut log) = (NodeStats::default(), Log::stderr());
         let mut answer = Box::new([0u8; PACKET_LEN]);

@@ -140,14 +140,14 @@ fn honest_packets_are_not_dropped_after_the_replay_filter_capacity_is_reached() 
     assert_eq!(n0.drops_total(), cfg.forged, "{n0:?}");
     // The node changed keys each time an epoch took its share (its
     // housekeeping thread turns the epoch as soon as the share is reached;
-    // a few more packets may land in it meanwhile, within its capacity),
-    // and every datagram went through the keyring: accepted (then sent on,
-    // or dropped for its unknown next hop) or refused for a full epoch.
-    // (The demo's rotations are `EpochPolicy`'s, counted by the keyring.)
-    assert!(
-        n0.rotations >= cfg.forged / cfg.epochs.rotate_after as u64 - 1,
-        "{n0:?}"
-    );
+    // more packets may land in it meanwhile, within its capacity: on
+    // average at most as many again, though a loaded machine may delay
+    // the turn; a bound of one share per epoch failed 1 run in 7 on a
+    // loaded 2-vCPU machine, with 30 rotations for 31), and every datagram
+    // went through the keyring: accepted (then sent on, or dropped for its
+    // unknown next hop) or refused for a full epoch.
+    let share = cfg.epochs.rotate_after as u64;
+    assert!(n0.rotations >= cfg.forged / (2 * share), "{n0:?}");
     assert_eq!(n0.receive_time.count() + refused, n0.received, "{n0:?}");
     for n in &report.nodes[1..] {
         assert_eq!(n.drops_total(), 0, "{n:?}");

@@ -4,9 +4,11 @@
 //! them. Each node's mix key and replay filter (a Bloom filter of the replay
 //! tags, checked before unwrapping) belong to a key epoch and are replaced
 //! together (the `kemsphinx-node` crate's `Keyring` keeps them, and the
-//! order of checks); nodes drop replays and malformed packets, counting
-//! each by class and logging at a bounded rate, and hold each packet for
-//! its `node_delay`. At the end: per-node counts and latency percentiles.
+//! order of checks); its `Forwarder` holds each packet for its
+//! `node_delay` (and, in disk mode, until its replay tag is durable).
+//! Nodes drop replays and malformed packets, counting each by the crate's
+//! named reasons and logging at a bounded rate. At the end: per-node
+//! counts and latency percentiles.
 //!
 //! ```text
 //! cargo run --release --manifest-path mixnet/Cargo.toml --example mix_node [-- [--persist DIR] [REQUESTS]]
@@ -19,11 +21,12 @@
 //! its epochs when run again on the same `DIR` (`Keyring::open`; README,
 //! "Disk mode").
 //!
-//! Where to look (in `mixnet/src/`): `node.rs` is the mix loop (workers,
-//! epoch turns, egress), `log.rs` the log, `client.rs` the client (and the
-//! replayed and malformed datagrams it sends node 0 to show they are
-//! dropped); `node/src/` (the `kemsphinx-node` crate) everything the
-//! keyring does.
+//! Where to look (in `mixnet/src/`): `node.rs` is the node's threads
+//! (workers, epoch turns, egress) and what it does with a packet that is
+//! due, `log.rs` the log, `client.rs` the client (and the replayed and
+//! malformed datagrams it sends node 0 to show they are dropped);
+//! `node/src/` (the `kemsphinx-node` crate) everything the keyring and the
+//! forwarder do.
 
 // Example code unwraps freely; the library denies all of this.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -65,8 +68,8 @@ fn main() -> ExitCode {
     };
     println!(
         "replay filter per node and epoch: Bloom, {} tags at FP rate {:e}: {} KiB; {} workers per node",
-        cfg.replay_capacity,
-        cfg.replay_fp_rate,
+        cfg.epochs.capacity,
+        cfg.epochs.fp_rate,
         report.filter_bytes / 1024,
         cfg.workers
     );

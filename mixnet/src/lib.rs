@@ -7,10 +7,11 @@
 //! client ◄── n0 ◄── n1 ◄── n2 ◄── n3                reply on the SURB
 //! ```
 //!
-//! Each node is a few threads sharing one UDP socket on 127.0.0.1 and one
-//! [`Keyring`] (the `kemsphinx-node` crate: key epochs, replay filters,
-//! the order of checks, durable before forwarded), its keys published in
-//! the [`Directory`]. See [`node`] for the sockets and scheduling,
+//! Each node is a few threads sharing one UDP socket on 127.0.0.1, one
+//! [`Keyring`] and one [`Forwarder`] (the `kemsphinx-node` crate: key
+//! epochs, replay filters, the order of checks, each packet held for its
+//! delay and until durable), its keys published in the [`Directory`]. See
+//! [`node`] for the threads and what the demo does with what comes due,
 //! [`client`] for the other end, [`log`] for how a node reports without
 //! ever waiting and [`stats`] for what it counts.
 //!
@@ -51,7 +52,7 @@ use std::time::Duration;
 use getrandom::SysRng;
 use kemsphinx_node::kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
 use kemsphinx_node::kemsphinx::{NodeId, PrivateKey, PublicKey, RecipientId};
-use kemsphinx_node::{EpochPolicy, Keyring, OpenError, Resumed};
+use kemsphinx_node::{EpochPolicy, ForwardPolicy, Forwarder, Keyring, OpenError, Resumed, framing};
 use rand_core::{Rng, UnwrapErr};
 
 use crate::node::{Counters, Node};
@@ -60,7 +61,8 @@ use crate::stats::{ClientStats, NodeStats};
 /// The send and receive buffer each node's socket asks for: 256 packets.
 pub const SOCKET_BUFFER: usize = 256 * PACKET_LEN;
 
-/// What to run.
+/// What to run: the client's load and the demo's own settings, and the
+/// crate's two policies as they are (each node runs both).
 #[derive(Clone, Debug)]
 pub struct Config {
     /// Requests the client sends (each answered on its SURB).
@@ -74,18 +76,6 @@ pub struct Config {
     pub timeout: Duration,
     /// A request without a reply after this is counted lost.
     pub request_timeout: Duration,
-    /// Replay filter capacity (tags per node and key epoch).
-    pub replay_capacity: usize,
-    /// Replay filter false-positive rate at capacity.
-    pub replay_fp_rate: f64,
-    /// A node starts a new key epoch after this many packets (at most
-    /// `replay_capacity`, to which larger values are cut; the rest of the
-    /// capacity is room for packets still arriving for the previous key).
-    pub rotate_after: usize,
-    /// ... or at the latest after this long.
-    pub epoch: Duration,
-    /// How long a node still unwraps packets for its previous key.
-    pub grace: Duration,
     /// Also send node 0 a replay and five malformed datagrams.
     pub attacks: bool,
     /// Before the requests, send node 0 this many 1-byte datagrams.
@@ -93,6 +83,10 @@ pub struct Config {
     /// Before the requests, send node 0 this many packets that pass its
     /// MAC but name an unknown next hop (each costs a filter insert).
     pub forged: u64,
+    /// Each node's key epochs and replay filters.
+    pub epochs: EpochPolicy,
+    /// How each node's [`Forwarder`] holds packets.
+    pub forward: ForwardPolicy,
     /// Disk mode: node `i` keeps its epochs' keys and replay stores in
     /// `DIR/n<i>` and resumes them on the next run
     /// ([`Keyring::open`]); `None` (the default): memory mode, nothing is
@@ -107,6 +101,9 @@ pub struct Config {
 }
 
 impl Default for Config {
+    /// 100 requests; epochs of 100,000 tags (a new one after 90,000, or
+    /// ten minutes, with 30 s of grace), so a run rarely turns one; the
+    /// crate's default forwarding.
     fn default() -> Self {
         Self {
             packets: 100,
@@ -114,31 +111,21 @@ impl Default for Config {
             max_delay_ms: 5,
             timeout: Duration::from_secs(60),
             request_timeout: Duration::from_secs(5),
-            replay_capacity: 100_000,
-            replay_fp_rate: 1e-6,
-            rotate_after: 90_000,
-            epoch: Duration::from_secs(600),
-            grace: Duration::from_secs(30),
             attacks: true,
             flood: 0,
             forged: 0,
+            epochs: EpochPolicy {
+                capacity: 100_000,
+                fp_rate: 1e-6,
+                rotate_after: 90_000,
+                length: Duration::from_secs(600),
+                grace: Duration::from_secs(30),
+                publish_ahead: false,
+            },
+            forward: ForwardPolicy::default(),
             persist: None,
             workers: 2,
             group_interval: Duration::from_millis(5),
-        }
-    }
-}
-
-impl Config {
-    /// The nodes' epoch policy.
-    pub fn epoch_policy(&self) -> EpochPolicy {
-        EpochPolicy {
-            capacity: self.replay_capacity,
-            fp_rate: self.replay_fp_rate,
-            rotate_after: self.rotate_after.min(self.replay_capacity),
-            length: self.epoch,
-            grace: self.grace,
-            publish_ahead: false,
         }
     }
 }
@@ -238,12 +225,13 @@ impl Directory {
     }
 }
 
-/// The service's answer to a message: `echo` and the message.
+/// The service's answer to a message: `echo` and the message, laid out
+/// as a reply payload ([`framing::encode_reply`]: no header, zeros to the
+/// end).
 pub fn answer(message: &[u8]) -> Box<[u8; PAYLOAD_LEN]> {
     let mut out = Box::new([0u8; PAYLOAD_LEN]);
-    out[..4].copy_from_slice(b"echo");
-    let n = message.len().min(PAYLOAD_LEN - 4);
-    out[4..4 + n].copy_from_slice(&message[..n]);
+    let echo = [b"echo".as_slice(), message].concat();
+    framing::encode_reply(&echo, &mut out).expect("a request's message fits a reply");
     out
 }
 
@@ -266,7 +254,7 @@ pub fn run(cfg: &Config) -> io::Result<Report> {
     let mut keyrings = Vec::new();
     for i in 0..HOPS {
         let dir = cfg.persist.as_ref().map(|d| d.join(format!("n{i}")));
-        let (k, resumed) = keyring(cfg.epoch_policy(), dir.as_deref()).map_err(io::Error::other)?;
+        let (k, resumed) = keyring(cfg.epochs.clone(), dir.as_deref()).map_err(io::Error::other)?;
         k.set_group_interval(cfg.group_interval);
         if let Some(r) = resumed {
             eprintln!(
@@ -310,7 +298,7 @@ pub fn run(cfg: &Config) -> io::Result<Report> {
             .map(|(index, ((socket, keyring), counters))| {
                 let node = Node {
                     index,
-                    keyring: Arc::new(keyring),
+                    forwarder: Forwarder::new(Arc::new(keyring), cfg.forward.clone()),
                     socket,
                     service: (index == HOPS - 1).then_some(dir.service),
                     workers: cfg.workers,
@@ -330,6 +318,6 @@ pub fn run(cfg: &Config) -> io::Result<Report> {
     Ok(Report {
         nodes,
         client,
-        filter_bytes: cfg.epoch_policy().filter_bytes(),
+        filter_bytes: cfg.epochs.filter_bytes(),
     })
 }

@@ -4,112 +4,33 @@
 
 use std::time::Duration;
 
-/// Why a node dropped a datagram.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum DropReason {
-    /// Not 16,150 bytes.
-    Length,
-    /// Unknown header version.
-    Version,
-    /// KEM ciphertext refused (small-order X25519 point).
-    Kem,
-    /// Header MAC wrong under every live key: corrupted, or not for this
-    /// node (or for a retired key).
-    Mac,
-    /// Routing commands malformed.
-    Commands,
-    /// Payload tag wrong at the terminal hop.
-    PayloadTag,
-    /// Any other error the library reports.
-    OtherError,
-    /// Replay tag already in a live epoch's filter.
-    Replay,
-    /// For a key whose epoch has taken its filter's capacity.
-    EpochFull,
-    /// Next hop not in the directory.
-    UnknownNextHop,
-    /// `node_delay` over the node's cap.
-    DelayOverCap,
-    /// Reply for a client not in the directory.
-    UnknownRecipient,
-    /// Delivered to this node but not for its service, or without a SURB.
-    NotForService,
-    /// The hold queue was full.
-    QueueFull,
-    /// Disk mode: the packet's replay tag was not durable within
-    /// `DURABLE_WAIT` after its delay (the replay store cannot be written).
-    NotDurable,
+use kemsphinx_node::{Discarded, DropCounts, Dropped, ForwardCounts};
+
+/// Items the forwarder handed out (due and durable) that the demo could
+/// not send: its own drops, beside the crate's ([`DropCounts`] of the
+/// keyring, [`ForwardCounts`] of the forwarder).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Unsent {
+    /// A packet (or the service's answer) for a node not in the
+    /// directory.
+    pub unknown_next_hop: u64,
+    /// A SURB reply for a client not in the directory.
+    pub unknown_recipient: u64,
+    /// Delivered here but not for this node's service, or without a SURB
+    /// to answer on.
+    pub not_for_service: u64,
 }
 
-impl DropReason {
-    /// Every reason, in order.
-    pub const ALL: [Self; 15] = [
-        Self::Length,
-        Self::Version,
-        Self::Kem,
-        Self::Mac,
-        Self::Commands,
-        Self::PayloadTag,
-        Self::OtherError,
-        Self::Replay,
-        Self::EpochFull,
-        Self::UnknownNextHop,
-        Self::DelayOverCap,
-        Self::UnknownRecipient,
-        Self::NotForService,
-        Self::QueueFull,
-        Self::NotDurable,
-    ];
-
-    /// How the reason is printed.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Length => "length",
-            Self::Version => "version",
-            Self::Kem => "kem",
-            Self::Mac => "mac",
-            Self::Commands => "commands",
-            Self::PayloadTag => "payload tag",
-            Self::OtherError => "other error",
-            Self::Replay => "replay",
-            Self::EpochFull => "key epoch full",
-            Self::UnknownNextHop => "unknown next hop",
-            Self::DelayOverCap => "delay over the cap",
-            Self::UnknownRecipient => "unknown reply recipient",
-            Self::NotForService => "not for this service, or no SURB",
-            Self::QueueFull => "hold queue full",
-            Self::NotDurable => "replay tag not durable (store not writable)",
-        }
+impl Unsent {
+    /// All of them.
+    pub fn total(&self) -> u64 {
+        self.unknown_next_hop + self.unknown_recipient + self.not_for_service
     }
 
-    /// Whether the datagram itself was bad (as opposed to a replay or a
-    /// node's policy).
-    pub fn is_malformed(self) -> bool {
-        self <= Self::OtherError
-    }
-}
-
-/// Drops, counted per reason.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Drops([u64; DropReason::ALL.len()]);
-
-impl Drops {
-    /// Count one drop.
-    pub fn add(&mut self, why: DropReason, n: u64) {
-        self.0[why as usize] += n;
-    }
-
-    /// Drops for one reason.
-    pub fn get(&self, why: DropReason) -> u64 {
-        self.0[why as usize]
-    }
-
-    /// The reasons that occurred, with their counts.
-    pub fn iter(&self) -> impl Iterator<Item = (DropReason, u64)> + '_ {
-        DropReason::ALL
-            .into_iter()
-            .map(|r| (r, self.get(r)))
-            .filter(|(_, n)| *n > 0)
+    fn merge(&mut self, other: &Unsent) {
+        self.unknown_next_hop += other.unknown_next_hop;
+        self.unknown_recipient += other.unknown_recipient;
+        self.not_for_service += other.not_for_service;
     }
 }
 
@@ -215,29 +136,31 @@ fn upper(i: usize) -> u64 {
 pub struct NodeStats {
     /// Datagrams received.
     pub received: u64,
-    /// Packets unwrapped and handed on for the next hop (in disk mode one
-    /// may still be dropped as [`DropReason::NotDurable`]).
+    /// Packets its keyring accepted ([`Keyring::accepted`](kemsphinx_node::Keyring::accepted)).
+    pub accepted: u64,
+    /// Packets sent on to their next hop (due and durable).
     pub forwarded: u64,
-    /// Payloads delivered to the service at this node.
+    /// Payloads delivered to the service at this node and answered.
     pub delivered: u64,
     /// Encrypted replies handed to the client.
     pub replies: u64,
-    /// Datagrams dropped, by reason.
-    pub drops: Drops,
-    /// Packets unwrapped with the previous epoch's key, during its grace.
-    pub previous_key: u64,
+    /// Datagrams the keyring dropped, by reason.
+    pub dropped: DropCounts,
+    /// What the forwarder held, released and dropped, by reason.
+    pub discarded: ForwardCounts,
+    /// What the forwarder released and the demo could not send.
+    pub unsent: Unsent,
     /// Key epochs started after the first (by count or by time).
     pub rotations: u64,
-    /// Time spent in [`Keyring::receive`](kemsphinx_node::Keyring::receive)
-    /// (replay check, key trial, unwrap, test-and-set), per packet it
-    /// accepted.
+    /// Time spent in [`Forwarder::receive`](kemsphinx_node::Forwarder::receive)
+    /// (replay check, key trial, unwrap, test-and-set, hold), per packet
+    /// it accepted.
     pub receive_time: Histogram,
-    /// How much later than its `node_delay` each forwarded packet left
-    /// (never negative: packets are never sent early).
+    /// How much later than it was due (its arrival plus its
+    /// `node_delay`) each item the forwarder released left: in disk mode
+    /// this includes the wait for its replay tag's group commit (never
+    /// negative: nothing is sent early).
     pub lateness: Histogram,
-    /// Disk mode: how long each packet, once due, still waited for its
-    /// replay tag's group to be durable.
-    pub durable_wait: Histogram,
     /// Disk mode: group commits made.
     pub commits: u64,
     /// Inserts into the current epoch's filter at shutdown.
@@ -247,33 +170,21 @@ pub struct NodeStats {
 }
 
 impl NodeStats {
-    /// Add what one worker thread counted (the histograms and counters a
-    /// worker keeps).
+    /// Add what one thread counted (its counters and histograms).
     pub fn merge(&mut self, w: &NodeStats) {
         self.received += w.received;
         self.forwarded += w.forwarded;
         self.delivered += w.delivered;
         self.replies += w.replies;
-        for (why, n) in w.drops.iter() {
-            self.drops.add(why, n);
-        }
-        self.previous_key += w.previous_key;
+        self.unsent.merge(&w.unsent);
         self.receive_time.merge(&w.receive_time);
+        self.lateness.merge(&w.lateness);
         self.log_suppressed += w.log_suppressed;
     }
 
-    /// All drops of malformed datagrams.
-    pub fn malformed_total(&self) -> u64 {
-        self.drops
-            .iter()
-            .filter(|(r, _)| r.is_malformed())
-            .map(|(_, n)| n)
-            .sum()
-    }
-
-    /// Drops for one reason.
-    pub fn dropped(&self, why: DropReason) -> u64 {
-        self.drops.get(why)
+    /// Every drop: the keyring's, the forwarder's and the demo's.
+    pub fn drops_total(&self) -> u64 {
+        self.dropped.total() + self.discarded.discarded() + self.unsent.total()
     }
 }
 
@@ -312,28 +223,28 @@ fn triple_us(h: &Histogram) -> String {
 /// One table row per node, then the drops by reason.
 pub fn print_nodes(nodes: &[NodeStats]) {
     println!(
-        "\n{:<5}{:>6}{:>6}{:>9}{:>7}{:>8}{:>11}{:>7}  {:<24}late p50/p99 µs",
+        "\n{:<5}{:>6}{:>6}{:>9}{:>7}{:>8}{:>9}{:>7}  {:<24}late p50/p99 µs",
         "node",
         "recv",
         "fwd",
         "deliver",
         "reply",
         "replay",
-        "malformed",
+        "dropped",
         "epochs",
         "receive p50/p90/p99 µs",
     );
     for (i, n) in nodes.iter().enumerate() {
         let late = |q| n.lateness.quantile(q).as_micros();
         println!(
-            "n{:<4}{:>6}{:>6}{:>9}{:>7}{:>8}{:>11}{:>7}  {:<24}{}/{}",
+            "n{:<4}{:>6}{:>6}{:>9}{:>7}{:>8}{:>9}{:>7}  {:<24}{}/{}",
             i,
             n.received,
             n.forwarded,
             n.delivered,
             n.replies,
-            n.dropped(DropReason::Replay),
-            n.malformed_total(),
+            n.dropped.get(Dropped::Replay),
+            n.drops_total(),
             n.rotations + 1,
             triple_us(&n.receive_time),
             late(0.5),
@@ -341,19 +252,22 @@ pub fn print_nodes(nodes: &[NodeStats]) {
         );
     }
     for (i, n) in nodes.iter().enumerate() {
-        for (why, count) in n.drops.iter() {
-            println!("n{i}: dropped {count} ({})", why.name());
+        let keyring = n.dropped.iter().map(|(why, c)| (why.to_string(), c));
+        let forwarder = Discarded::ALL.map(|why| (why.to_string(), n.discarded.get(why)));
+        let u = &n.unsent;
+        let demo = [
+            ("unknown next hop", u.unknown_next_hop),
+            ("unknown reply recipient", u.unknown_recipient),
+            ("not for this service, or no SURB", u.not_for_service),
+        ];
+        let demo = demo.map(|(why, c)| (why.to_owned(), c));
+        for (why, count) in keyring.chain(forwarder).chain(demo) {
+            if count > 0 {
+                println!("n{i}: dropped {count} ({why})");
+            }
         }
         if n.commits > 0 {
-            let us = |q| n.durable_wait.quantile(q).as_micros();
-            println!(
-                "n{i}: disk mode: {} group commits; due packets waited for their tag's group \
-                 p50 {} µs, p99 {} µs, max {} µs",
-                n.commits,
-                us(0.5),
-                us(0.99),
-                n.durable_wait.max().as_micros()
-            );
+            println!("n{i}: disk mode: {} group commits", n.commits);
         }
         if n.log_suppressed > 0 {
             println!("n{i}: {} log lines not written", n.log_suppressed);

@@ -87,7 +87,7 @@ fn crash_child() {
         "ready addr={} tags={tags} start_us={} pk={}",
         dir.nodes[0].addr,
         start.elapsed().as_micros(),
-        hex(&node.keyring.current().public_key.to_bytes()),
+        hex(&node.forwarder.keyring().current().public_key.to_bytes()),
     );
     let stop = AtomicBool::new(false);
     let counters = Arc::clone(&node.counters);

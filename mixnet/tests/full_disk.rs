@@ -1,8 +1,9 @@
 //! Disk mode on a disk that fills up: a real one, a 512 KiB tmpfs mounted
 //! for the test (so it needs root: run by `.ci/persist`). Once the replay
 //! store's commit fails with "no space", the node forwards nothing more
-//! whose tag is not durable (those packets are dropped and counted) and
-//! still drops every replay: of packets whose tags are durable, and of
+//! whose tag is not durable (the forwarder drops those packets at their
+//! deadline, `Discarded::NotDurable`; new ones are refused before any
+//! work, `Dropped::DiskFailing`) and still drops every replay: of packets whose tags are durable, and of
 //! packets accepted after the disk filled (their tags still in memory).
 
 // Tests unwrap, index and panic freely; the library denies all of this.
@@ -27,8 +28,7 @@ use std::time::{Duration, Instant};
 use chacha20::ChaCha20Rng;
 use kemsphinx::geometry::{HOPS, PACKET_LEN};
 use kemsphinx::{PrivateKey, PublicKey};
-use kemsphinx_mixnet::stats::DropReason;
-use kemsphinx_node::{EpochPolicy, Keyring};
+use kemsphinx_node::{Dropped, EpochPolicy, Keyring};
 use rand_core::{Rng, SeedableRng};
 
 const WINDOW: u64 = 8;
@@ -102,7 +102,7 @@ fn a_full_disk_stops_forwarding_but_never_checking() {
     let public = keyring.current().public_key;
     let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
     let (node, directory) = node_to_sink(keyring, sink.local_addr().unwrap());
-    let keyring = Arc::clone(&node.keyring);
+    let keyring = Arc::clone(node.forwarder.keyring());
     let node_addr = directory.nodes[0].addr;
     let forwarded = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
@@ -188,25 +188,41 @@ fn a_full_disk_stops_forwarding_but_never_checking() {
         stop.store(true, Ordering::Relaxed);
         let stats = node.join().unwrap();
         let total = forwarded.load(Ordering::Relaxed);
-        let drops: Vec<_> = stats.drops.iter().map(|(r, n)| (r.name(), n)).collect();
+        let drops: Vec<_> = stats.dropped.iter().filter(|(_, n)| *n > 0).collect();
         println!(
             "disk full after {accepted_before} packets ({forwarded_at_failure} forwarded by then, \
              {total_while_full} while full); then 40 fresh packets and 40 replays; room again: \
-             20 fresh packets and 10 replays, {total} forwarded in all; drops {drops:?}"
+             20 fresh packets and 10 replays, {total} forwarded in all; keyring drops {drops:?}, \
+             forwarder {:?}",
+            stats.discarded
         );
         assert_eq!(total, total_while_full + 20, "after recovery");
+        assert_eq!(
+            stats.forwarded, total,
+            "what the node counts sent is what left"
+        );
         (stats, accepted_before)
     });
-    assert_eq!(stats.dropped(DropReason::Replay), 30, "{stats:?}");
-    assert!(stats.dropped(DropReason::NotDurable) >= 60, "{stats:?}");
+    assert_eq!(stats.dropped.get(Dropped::Replay), 30, "{stats:?}");
+    // Refused before any work while the disk was failing: the 40 fresh
+    // packets and their 20 replays, and any of the last packets sent
+    // before the failure was seen that arrived after it.
+    let disk_failing = stats.dropped.get(Dropped::DiskFailing);
+    assert!((60..=60 + WINDOW).contains(&disk_failing), "{stats:?}");
     // Every packet before the failure and after the recovery unwrapped,
     // but those still in flight when the failure was seen (dropped
     // unremembered).
-    let unwrapped = stats.forwarded;
+    let unwrapped = stats.accepted;
     assert!(
         unwrapped <= accepted_before + 20 && unwrapped + WINDOW >= accepted_before + 20,
         "{unwrapped} unwrapped, {accepted_before} accepted before the failure"
     );
+    // Each accepted packet left or, its tag in the failed group, was
+    // dropped by the forwarder once its deadline passed: nothing else.
+    let d = stats.discarded;
+    assert_eq!(d.held, unwrapped, "{d:?}");
+    assert_eq!(stats.forwarded + d.not_durable, unwrapped, "{stats:?}");
+    assert_eq!(d.discarded(), d.not_durable, "{d:?}");
     // The keyring still holds the store; the file must be closed before
     // the unmount.
     drop(keyring);

@@ -15,8 +15,8 @@
 
 use std::time::Duration;
 
-use kemsphinx_mixnet::stats::{DropReason, Drops};
 use kemsphinx_mixnet::{Config, run};
+use kemsphinx_node::{Dropped, EpochPolicy};
 
 const REQUESTS: u64 = 12;
 
@@ -28,8 +28,11 @@ fn requests_are_answered_and_replays_and_malformed_packets_are_dropped() {
         max_delay_ms: 3,
         timeout: Duration::from_secs(120),
         request_timeout: Duration::from_secs(60),
-        replay_capacity: 10_000,
-        replay_fp_rate: 1e-6,
+        epochs: EpochPolicy {
+            capacity: 10_000,
+            rotate_after: 10_000,
+            ..Config::default().epochs
+        },
         attacks: true,
         ..Config::default()
     };
@@ -46,26 +49,33 @@ fn requests_are_answered_and_replays_and_malformed_packets_are_dropped() {
     let [n0, n1, n2, n3] = &report.nodes[..] else {
         panic!("four nodes")
     };
-    // The attacks all went to n0, which dropped each for the right reason.
-    let expected: Vec<(DropReason, u64)> = vec![
-        (DropReason::Length, 2),
-        (DropReason::Version, 1),
-        (DropReason::Mac, 2),
-        (DropReason::Replay, 1),
+    // The attacks all went to n0, whose keyring dropped each for the
+    // right reason; nothing else was dropped anywhere.
+    let expected = vec![
+        (Dropped::Length, 2),
+        (Dropped::Replay, 1),
+        (Dropped::Version, 1),
+        (Dropped::Mac, 2),
     ];
-    assert_eq!(n0.drops.iter().collect::<Vec<_>>(), expected);
-    assert_eq!(n0.malformed_total(), 5);
+    let n0_drops: Vec<_> = n0.dropped.iter().filter(|(_, n)| *n > 0).collect();
+    assert_eq!(n0_drops, expected);
+    assert_eq!(n0.drops_total(), 6);
     assert_eq!(n0.received, 2 * REQUESTS + 6);
     for n in [n1, n2, n3] {
-        assert_eq!(n.drops, Drops::default());
+        assert_eq!(n.drops_total(), 0, "{n:?}");
         assert_eq!(n.received, 2 * REQUESTS);
     }
     for n in &report.nodes {
         // Every packet unwrapped once, its tag remembered once, in one
-        // epoch.
+        // epoch; held by the forwarder and released.
         assert_eq!(n.receive_time.count(), 2 * REQUESTS);
+        assert_eq!(n.accepted, 2 * REQUESTS);
         assert_eq!(n.filter_len as u64, 2 * REQUESTS);
-        assert_eq!((n.rotations, n.previous_key), (0, 0));
+        assert_eq!(n.rotations, 0);
+        assert_eq!(
+            (n.discarded.held, n.discarded.released),
+            (2 * REQUESTS, 2 * REQUESTS)
+        );
     }
     // Forward path n0→n3, reply path n3→n0: who forwarded what.
     assert_eq!((n0.forwarded, n0.replies), (REQUESTS, REQUESTS));
@@ -90,14 +100,17 @@ fn honest_packets_are_not_dropped_after_the_replay_filter_capacity_is_reached() 
         max_delay_ms: 1,
         timeout: Duration::from_secs(300),
         request_timeout: Duration::from_secs(60),
-        replay_capacity: capacity,
         // Three quarters of the filter are room for what arrives between
         // an epoch taking its share and the housekeeping thread turning it
         // (scheduling on a loaded 2-vCPU machine: up to a dozen packets
         // seen), and for the previous key's packets: up to a window of
         // requests and of their replies may be in flight when the key
         // changes.
-        rotate_after: capacity / 4,
+        epochs: EpochPolicy {
+            capacity,
+            rotate_after: capacity / 4,
+            ..Config::default().epochs
+        },
         attacks: false,
         forged: 8 * capacity as u64,
         ..Config::default()
@@ -111,30 +124,33 @@ fn honest_packets_are_not_dropped_after_the_replay_filter_capacity_is_reached() 
         report
             .nodes
             .iter()
-            .map(|n| (n.drops.clone(), n.rotations, n.previous_key))
+            .map(|n| (n.dropped, n.discarded, n.unsent, n.rotations))
             .collect::<Vec<_>>()
     );
     assert_eq!(c.attacked, (0, cfg.forged));
     let n0 = &report.nodes[0];
     assert_eq!(n0.received, cfg.forged + 2 * cfg.packets);
-    assert_eq!(n0.dropped(DropReason::Replay), 0, "{:?}", n0.drops);
-    // Every forged packet was dropped, for its unknown next hop or (one
-    // that came for a previous key whose filter was full) refused.
-    let refused = n0.dropped(DropReason::EpochFull);
-    assert_eq!(n0.dropped(DropReason::UnknownNextHop) + refused, cfg.forged);
-    assert_eq!(n0.drops.iter().count(), 1 + usize::from(refused > 0));
+    assert_eq!(n0.dropped.get(Dropped::Replay), 0, "{n0:?}");
+    // Every forged packet was dropped, for its unknown next hop (by the
+    // demo, once the forwarder released it) or (one that came for a
+    // previous key whose filter was full) refused by the keyring; nothing
+    // else was dropped.
+    let refused = n0.dropped.get(Dropped::EpochFull);
+    assert_eq!(n0.unsent.unknown_next_hop + refused, cfg.forged, "{n0:?}");
+    assert_eq!(n0.drops_total(), cfg.forged, "{n0:?}");
     // The node changed keys each time an epoch took its share (its
     // housekeeping thread turns the epoch as soon as the share is reached;
-    // a few more packets may land in it meanwhile, within its capacity),
-    // and every datagram went through the keyring: accepted (then sent on,
-    // or dropped for its unknown next hop) or refused for a full epoch.
-    assert!(
-        n0.rotations >= cfg.forged / cfg.rotate_after as u64 - 1,
-        "{n0:?}"
-    );
+    // more packets may land in it meanwhile, within its capacity: on
+    // average at most as many again, though a loaded machine may delay
+    // the turn; a bound of one share per epoch failed 1 run in 7 on a
+    // loaded 2-vCPU machine, with 30 rotations for 31), and every datagram
+    // went through the keyring: accepted (then sent on, or dropped for its
+    // unknown next hop) or refused for a full epoch.
+    let share = cfg.epochs.rotate_after as u64;
+    assert!(n0.rotations >= cfg.forged / (2 * share), "{n0:?}");
     assert_eq!(n0.receive_time.count() + refused, n0.received, "{n0:?}");
     for n in &report.nodes[1..] {
-        assert_eq!(n.drops, Drops::default());
+        assert_eq!(n.drops_total(), 0, "{n:?}");
     }
 }
 
@@ -208,8 +224,8 @@ fn flood_child() {
     assert_eq!((c.sent, c.replies_ok, c.lost), (4, 4, 0), "{c:?}");
     assert_eq!(c.attacked, (flood, 0));
     let n0 = &report.nodes[0];
-    assert_eq!(n0.dropped(DropReason::Length), flood, "{n0:?}");
-    assert_eq!(n0.malformed_total(), flood);
+    assert_eq!(n0.dropped.get(Dropped::Length), flood, "{n0:?}");
+    assert_eq!(n0.drops_total(), flood);
     assert!(n0.log_suppressed > flood - 100, "{n0:?}");
     println!("flood child: ok");
 }

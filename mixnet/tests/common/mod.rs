@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use kemsphinx_mixnet::node::Node;
 use kemsphinx_mixnet::{Directory, NodeEntry, bind};
-use kemsphinx_node::Keyring;
 use kemsphinx_node::kemsphinx::geometry::{PACKET_LEN, PAYLOAD_LEN};
 use kemsphinx_node::kemsphinx::{
     Command, NodeId, PrivateKey, PublicKey, RecipientId, create_packet, path,
 };
+use kemsphinx_node::{ForwardPolicy, Forwarder, Keyring};
 use rand_core::CryptoRng;
 
 /// The node's id.
@@ -22,8 +22,9 @@ pub(crate) const NODE: NodeId = NodeId([1; 32]);
 /// The sink's id: the next hop of every packet the tests make.
 pub(crate) const SINK: NodeId = NodeId([2; 32]);
 
-/// Node 0 with `keyring` and two workers on a fresh 127.0.0.1 socket, and
-/// a directory in which the sink at `sink` is node 1 and the client.
+/// Node 0 with `keyring`, the crate's default forwarding and two workers
+/// on a fresh 127.0.0.1 socket, and a directory in which the sink at
+/// `sink` is node 1 and the client.
 pub(crate) fn node_to_sink(keyring: Keyring, sink: SocketAddr) -> (Node, Directory) {
     node_to_sink_with(keyring, sink, 2)
 }
@@ -51,7 +52,7 @@ pub(crate) fn node_to_sink_with(
     };
     let node = Node {
         index: 0,
-        keyring: Arc::new(keyring),
+        forwarder: Forwarder::new(Arc::new(keyring), ForwardPolicy::default()),
         socket,
         service: None,
         workers,

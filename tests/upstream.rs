@@ -428,28 +428,20 @@ fn check_reply_from_surb(surb: &[u8], payload: &[u8], packet: &[u8], first: &Val
     assert_eq!(built, packet, "the reply built from the SURB");
 }
 
+/// Each file: ten cases (one to five hops, forward and as a SURB's
+/// reply), every one of their thirty hops.
+const EVERY_CASE: Counts = Counts {
+    cases: 10,
+    hops: 30,
+    surb_cases: 5,
+};
+
 #[test]
 fn kemsphinx_packets_built_by_upstreams_go_code() {
-    let counts = run_packet_file(PACKET_FILES[0]);
-    assert_eq!(
-        counts,
-        Counts {
-            cases: 10,
-            hops: 30,
-            surb_cases: 5
-        }
-    );
+    assert_eq!(run_packet_file(PACKET_FILES[0]), EVERY_CASE);
 }
 
 #[test]
 fn kemsphinx_packets_built_by_upstreams_lean_port() {
-    let counts = run_packet_file(PACKET_FILES[1]);
-    assert_eq!(
-        counts,
-        Counts {
-            cases: 10,
-            hops: 30,
-            surb_cases: 5
-        }
-    );
+    assert_eq!(run_packet_file(PACKET_FILES[1]), EVERY_CASE);
 }

@@ -25,6 +25,8 @@ use core::arch::x86_64::{
 };
 
 use crate::field::MASK51;
+use zeroize::Zeroizing;
+
 use crate::{Limbs, Words};
 
 /// A field element of each of the eight lanes.
@@ -276,7 +278,9 @@ ladder!(#[target_feature(enable = "avx512f,avx512ifma")]);
 #[target_feature(enable = "avx512f,avx512ifma")]
 pub(super) fn kernel(k: &Words<8>, u: &Limbs<8>) -> Limbs<8> {
     let z = _mm512_setzero_si512();
-    let mut words = [z; 4];
+    // The scalars' words and the results are wiped when the kernel
+    // returns (copies left in registers or spilled are not).
+    let mut words = Zeroizing::new([z; 4]);
     for (w, row) in words.iter_mut().zip(k) {
         *w = load(row);
     }
@@ -284,6 +288,6 @@ pub(super) fn kernel(k: &Words<8>, u: &Limbs<8>) -> Limbs<8> {
     for (l, row) in x1.iter_mut().zip(u) {
         *l = load(row);
     }
-    let r = x25519(&words, x1);
-    r.map(|v| store(v))
+    let r = Zeroizing::new(x25519(&words, x1));
+    (*r).map(|v| store(v))
 }

@@ -74,9 +74,9 @@ impl Fast {
             }),
             Kind::Ifma => drive::<8>(scalars, points, out, |k, u| {
                 // SAFETY: a `Fast(Kind::Ifma)` exists only once
-                // `cpuid_ifma` reported AVX-512F, AVX-512 IFMA and the
-                // OS's zmm support (`detect`, `select`), which is all
-                // `ifma::kernel` needs.
+                // `cpuid_ifma` reported AVX-512F, AVX-512DQ, AVX-512 IFMA
+                // and the OS's zmm support (`detect`, `select`), which is
+                // all `ifma::kernel` needs.
                 unsafe { ifma::kernel(k, u) }
             }),
         }

@@ -25,6 +25,9 @@
 //! ```
 //!
 //! `CT_MEASUREMENTS` overrides the count (200,000 per test and backend);
+//! `CT_POINTS=random` makes the points test's fixed class a fixed group of
+//! random points instead of `u = 0` (to tell an effect of the zero data
+//! from one of fixing the input at all);
 //! `CT_FIXED=control` runs an A/A control (fresh random data in both
 //! classes), which shows what |t| the harness and the machine give when
 //! there is nothing to find.
@@ -183,7 +186,17 @@ fn points_fixed_vs_random() {
         let k = [0x3c; 32];
         let len = 32 * b.lanes();
         let mut out = vec![[0u8; 32]; b.lanes()];
-        let t = fixed_vs_random(&format!("{b:?} points"), len, &vec![0; len], |bytes| {
+        let random_fixed = std::env::var("CT_POINTS").is_ok_and(|v| v == "random");
+        let fixed: Vec<u8> = if random_fixed {
+            fixed_points(b).concat()
+        } else {
+            vec![0; len]
+        };
+        let name = format!(
+            "{b:?} points{}",
+            if random_fixed { " (fixed random)" } else { "" }
+        );
+        let t = fixed_vs_random(&name, len, &fixed, |bytes| {
             let mut points = [[0u8; 32]; 8];
             for (p, c) in points.iter_mut().zip(bytes.chunks_exact(32)) {
                 p.copy_from_slice(c);

@@ -26,7 +26,8 @@
 //!
 //! `CT_MEASUREMENTS` overrides the count (200,000 per test and backend);
 //! `CT_POINTS=random` makes the points test's fixed class a fixed group of
-//! random points instead of `u = 0` (to tell an effect of the zero data
+//! random points instead of `u = 0`, and `CT_KEY=random` the key test's a
+//! fixed random scalar instead of zero (to tell an effect of the zero data
 //! from one of fixing the input at all);
 //! `CT_FIXED=control` runs an A/A control (fresh random data in both
 //! classes), which shows what |t| the harness and the machine give when
@@ -166,7 +167,13 @@ fn key_fixed_vs_random() {
     for b in common::all() {
         let points = fixed_points(b);
         let mut out = vec![[0u8; 32]; b.lanes()];
-        let t = fixed_vs_random(&format!("{b:?} key"), 32, &[0; 32], |k| {
+        let random_fixed = std::env::var("CT_KEY").is_ok_and(|v| v == "random");
+        let fixed = if random_fixed { [0x6b; 32] } else { [0; 32] };
+        let name = format!(
+            "{b:?} key{}",
+            if random_fixed { " (fixed 0x6b…)" } else { "" }
+        );
+        let t = fixed_vs_random(&name, 32, &fixed, |k| {
             let k: &[u8; 32] = k.try_into().unwrap();
             mul_batch_on(b, k, &points, &mut out).unwrap().unwrap();
             black_box(&out);

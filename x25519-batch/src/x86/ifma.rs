@@ -19,9 +19,9 @@
 
 use core::arch::x86_64::{
     __m512i, _mm256_extract_epi64, _mm512_add_epi64, _mm512_and_si512, _mm512_extracti64x4_epi64,
-    _mm512_madd52hi_epu64, _mm512_madd52lo_epu64, _mm512_mullo_epi64, _mm512_set_epi64,
-    _mm512_set1_epi64, _mm512_setzero_si512, _mm512_slli_epi64, _mm512_srli_epi64,
-    _mm512_srlv_epi64, _mm512_sub_epi64, _mm512_xor_si512,
+    _mm512_madd52hi_epu64, _mm512_madd52lo_epu64, _mm512_set_epi64, _mm512_set1_epi64,
+    _mm512_setzero_si512, _mm512_slli_epi64, _mm512_srli_epi64, _mm512_srlv_epi64,
+    _mm512_sub_epi64, _mm512_xor_si512,
 };
 
 use crate::field::MASK51;
@@ -119,7 +119,7 @@ fn cswap(mask: Mask, f: &mut Fe, g: &mut Fe) {
 /// carry of the one below; limb 4's carry (weight 2^255 ≡ 19) goes to
 /// limb 0 as `19·c`, by the multiplier. Limbs below 2^62 in (so each
 /// carry is below 2^11); out, below 2^51 + 2^16.
-#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+#[target_feature(enable = "avx512f,avx512ifma")]
 #[inline]
 fn carry(r: Fe) -> Fe {
     let m = splat(MASK51);
@@ -141,7 +141,7 @@ fn carry(r: Fe) -> Fe {
 }
 
 /// `f + g`, carried.
-#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+#[target_feature(enable = "avx512f,avx512ifma")]
 #[inline]
 fn add(f: Fe, g: Fe) -> Fe {
     let mut h = f;
@@ -161,7 +161,7 @@ const TWO_P: [u64; 5] = [
 ];
 
 /// `f − g` as `f + 2p − g`, carried.
-#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+#[target_feature(enable = "avx512f,avx512ifma")]
 #[inline]
 fn sub(f: Fe, g: Fe) -> Fe {
     let mut h = f;
@@ -171,13 +171,19 @@ fn sub(f: Fe, g: Fe) -> Fe {
     carry(h)
 }
 
-/// `19·x` (`vpmullq`; a shift-and-add form is turned into a 64-bit
-/// multiplication by the compiler anyway, which without AVX-512DQ it
-/// emulates with two `vpmuludq`).
-#[target_feature(enable = "avx512f,avx512dq")]
+/// `19·x` (x below 2^59) as `x + 2x + 16x`, which the compiler turns into
+/// a 64-bit multiplication built from two `vpmuludq`. Not `vpmullq`
+/// (AVX-512DQ), although it made a group of 8 13 % faster on the Zen 4
+/// EPYC: the operands here are secret-dependent, and `vpmuludq`'s timing
+/// is the better known (README, "Safety and side channels", has the
+/// timing test's results with each).
+#[target_feature(enable = "avx512f")]
 #[inline]
 fn times19(x: __m512i) -> __m512i {
-    _mm512_mullo_epi64(x, splat(19))
+    _mm512_add_epi64(
+        _mm512_add_epi64(x, _mm512_slli_epi64::<1>(x)),
+        _mm512_slli_epi64::<4>(x),
+    )
 }
 
 /// `f·g`: the 25 limb products' low halves summed by position into `lo`,
@@ -185,7 +191,7 @@ fn times19(x: __m512i) -> __m512i {
 /// 2^52, so below 2^55), then column `m` is `lo[m] + 2·hi[m−1]` (below
 /// 2^56), columns 5–9 come back ×19 onto 0–4 (below 2^61), and one
 /// parallel carry.
-#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+#[target_feature(enable = "avx512f,avx512ifma")]
 #[inline]
 #[allow(clippy::indexing_slicing)] // i + j ≤ 8 and m ≤ 8 index arrays of 9: fixed loops, no data
 fn mul(f: Fe, g: Fe) -> Fe {
@@ -219,7 +225,7 @@ fn mul(f: Fe, g: Fe) -> Fe {
 /// cross products (×4, at position `m + 1`). Each holds at most three
 /// terms below 2^52, so column `m = d[m] + 2·x[m] + 4·y[m−1]` stays below
 /// 2^56, as in [`mul`], and the rest is [`mul`]'s.
-#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+#[target_feature(enable = "avx512f,avx512ifma")]
 #[inline]
 #[allow(clippy::indexing_slicing)] // i + j ≤ 8, 2i + 1 ≤ 9 and m ≤ 9 index arrays of 10: fixed loops, no data
 fn sqr(f: Fe) -> Fe {
@@ -251,7 +257,7 @@ fn sqr(f: Fe) -> Fe {
 /// `f·121665`: each limb's product split into its low 52 bits (weight
 /// `2^(51k)`) and its high part (below 2^18, weight `2·2^(51(k+1))`; limb
 /// 4's comes back ×2·19 onto limb 0). Not carried: only [`add`] takes it.
-#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+#[target_feature(enable = "avx512f,avx512ifma")]
 #[inline]
 fn mul_a24(f: Fe) -> Fe {
     let z = _mm512_setzero_si512();
@@ -269,12 +275,12 @@ fn mul_a24(f: Fe) -> Fe {
     ]
 }
 
-ladder!(#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]);
+ladder!(#[target_feature(enable = "avx512f,avx512ifma")]);
 
 /// `X25519` on eight lanes: `k` the clamped scalars' words, `u` the
 /// u-coordinates' limbs (below 2^51); out, the results' limbs (below
 /// 2^52, not yet reduced below p).
-#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+#[target_feature(enable = "avx512f,avx512ifma")]
 pub(super) fn kernel(k: &Words<8>, u: &Limbs<8>) -> Limbs<8> {
     let z = _mm512_setzero_si512();
     // The scalars' words and the results are wiped when the kernel

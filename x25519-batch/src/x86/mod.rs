@@ -21,9 +21,8 @@ use crate::{Backend, Scalars, drive};
 // AVX2 with the OS saving the ymm registers (cpufeatures checks XCR0, and
 // caches the answer: CPUID runs once per process).
 cpufeatures::new!(cpuid_avx2, "avx2");
-// AVX-512F, DQ and IFMA, with the OS saving the zmm state (every CPU with
-// IFMA so far has DQ: Intel since Cannon Lake, AMD Zen 4).
-cpufeatures::new!(cpuid_ifma, "avx512f", "avx512dq", "avx512ifma");
+// AVX-512F and IFMA, with the OS saving the zmm state.
+cpufeatures::new!(cpuid_ifma, "avx512f", "avx512ifma");
 
 /// A vector path that this CPU supports (the only way to make one).
 #[derive(Clone, Copy)]
@@ -74,9 +73,9 @@ impl Fast {
             }),
             Kind::Ifma => drive::<8>(scalars, points, out, |k, u| {
                 // SAFETY: a `Fast(Kind::Ifma)` exists only once
-                // `cpuid_ifma` reported AVX-512F, AVX-512DQ, AVX-512 IFMA
-                // and the OS's zmm support (`detect`, `select`), which is
-                // all `ifma::kernel` needs.
+                // `cpuid_ifma` reported AVX-512F, AVX-512 IFMA and the
+                // OS's zmm support (`detect`, `select`), which is all
+                // `ifma::kernel` needs.
                 unsafe { ifma::kernel(k, u) }
             }),
         }

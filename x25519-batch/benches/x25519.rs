@@ -1,6 +1,8 @@
 //! X25519 in batches of 1, 4, 8 and 16 points under one scalar, on each
-//! backend this CPU has, and x25519-dalek's one-point `x25519` beside
-//! them. Divan reports the time of a whole batch and (its items counter)
+//! backend this CPU has, and beside them one point at a time on the
+//! scalar implementations kemsphinx has: x25519-dalek's `x25519`, HACL*'s
+//! ladder (libcrux-curve25519) and s2n-bignum's assembly (graviola, on
+//! x86-64 with the features it needs). Divan reports the time of a whole batch and (its items counter)
 //! scalar multiplications per second; the time of one is the median ÷ n.
 //!
 //! ```sh
@@ -67,6 +69,47 @@ fn dalek(b: Bencher, n: usize) {
     b.counter(ItemsCount::new(n)).bench_local(|| {
         for u in &pts {
             black_box(x25519_dalek::x25519(black_box(SCALAR), *u));
+        }
+    });
+}
+
+/// HACL*'s ladder (libcrux-curve25519), one call per point.
+#[divan::bench(args = SIZES)]
+fn hacl(b: Bencher, n: usize) {
+    let pts = points(n);
+    let mut out = [0u8; 32];
+    b.counter(ItemsCount::new(n)).bench_local(|| {
+        for u in &pts {
+            libcrux_curve25519::hacl::scalarmult(&mut out, black_box(&SCALAR), u);
+            black_box(&out);
+        }
+    });
+}
+
+/// s2n-bignum's X25519 assembly through graviola, one call per point
+/// (kemsphinx's `x25519-asm` path), where the CPU has what it asserts.
+#[cfg(target_arch = "x86_64")]
+#[divan::bench(args = SIZES)]
+fn s2n_bignum(b: Bencher, n: usize) {
+    use graviola::key_agreement::x25519::{PublicKey, StaticPrivateKey};
+    let needs = [
+        std::arch::is_x86_feature_detected!("aes"),
+        std::arch::is_x86_feature_detected!("pclmulqdq"),
+        std::arch::is_x86_feature_detected!("bmi1"),
+        std::arch::is_x86_feature_detected!("bmi2"),
+        std::arch::is_x86_feature_detected!("adx"),
+        std::arch::is_x86_feature_detected!("avx"),
+        std::arch::is_x86_feature_detected!("avx2"),
+    ];
+    if needs.contains(&false) {
+        eprintln!("s2n-bignum: CPU lacks a feature graviola asserts, skipped");
+        return;
+    }
+    let pts: Vec<PublicKey> = points(n).iter().map(PublicKey::from_array).collect();
+    b.counter(ItemsCount::new(n)).bench_local(|| {
+        for u in &pts {
+            let key = StaticPrivateKey::from_array(black_box(&SCALAR));
+            black_box(key.diffie_hellman(u).map(|s| s.0).ok());
         }
     });
 }

@@ -234,3 +234,56 @@ fn default_backend_is_the_widest() {
     assert_eq!(x25519_batch::backend(), *have.last().unwrap());
     let _ = Backend::ALL;
 }
+
+/// HACL*'s ladder (libcrux-curve25519), the default KEM backend's X25519.
+fn hacl(k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    libcrux_curve25519::hacl::scalarmult(&mut out, k, u);
+    out
+}
+
+/// s2n-bignum's assembly through graviola (all-zero output reported as
+/// an error there, as zeros here), on a CPU with every feature it asserts.
+/// Only in builds without debug assertions, as kemsphinx uses it.
+#[cfg(all(target_arch = "x86_64", not(debug_assertions)))]
+fn s2n(k: &[u8; 32], u: &[u8; 32]) -> Option<[u8; 32]> {
+    use graviola::key_agreement::x25519::{PublicKey, StaticPrivateKey};
+    if !(std::arch::is_x86_feature_detected!("aes")
+        && std::arch::is_x86_feature_detected!("pclmulqdq")
+        && std::arch::is_x86_feature_detected!("bmi1")
+        && std::arch::is_x86_feature_detected!("bmi2")
+        && std::arch::is_x86_feature_detected!("adx")
+        && std::arch::is_x86_feature_detected!("avx")
+        && std::arch::is_x86_feature_detected!("avx2"))
+    {
+        return None;
+    }
+    Some(
+        StaticPrivateKey::from_array(k)
+            .diffie_hellman(&PublicKey::from_array(u))
+            .map_or([0; 32], |s| s.0),
+    )
+}
+
+/// The other scalar backends kemsphinx has (HACL*, and s2n-bignum in
+/// release builds on x86-64) agree with every batch backend on random
+/// inputs, small-order points and non-canonical encodings.
+#[test]
+fn other_scalar_backends_agree() {
+    let mut rng = ChaCha20Rng::seed_from_u64(0x5ca1);
+    let mut pts: Vec<[u8; 32]> = (0..40).map(|_| random(&mut rng)).collect();
+    pts.extend(small_order_encodings());
+    pts.push([0xff; 32]);
+    for b in all() {
+        for k in [random(&mut rng), [0; 32], [0xff; 32]] {
+            let got = batch(b, &k, &pts);
+            for (u, r) in pts.iter().zip(&got) {
+                assert_eq!(*r, hacl(&k, u), "{b:?} vs HACL*, u = {}", hex::encode(u));
+                #[cfg(all(target_arch = "x86_64", not(debug_assertions)))]
+                if let Some(s) = s2n(&k, u) {
+                    assert_eq!(*r, s, "{b:?} vs s2n-bignum, u = {}", hex::encode(u));
+                }
+            }
+        }
+    }
+}

@@ -24,6 +24,8 @@ use core::arch::x86_64::{
     _mm256_srli_epi64, _mm256_srlv_epi64, _mm256_sub_epi64, _mm256_xor_si256,
 };
 
+use zeroize::Zeroizing;
+
 use crate::{Limbs, Words};
 
 /// A field element of each of the four lanes.
@@ -524,7 +526,9 @@ ladder!(#[target_feature(enable = "avx2")]);
 #[target_feature(enable = "avx2")]
 pub(super) fn kernel(k: &Words<4>, u: &Limbs<4>) -> Limbs<4> {
     let z = _mm256_setzero_si256();
-    let mut words = [z; 4];
+    // The scalars' words and the results are wiped when the kernel
+    // returns (copies left in registers or spilled are not).
+    let mut words = Zeroizing::new([z; 4]);
     for (w, row) in words.iter_mut().zip(k) {
         *w = load(row);
     }
@@ -536,7 +540,7 @@ pub(super) fn kernel(k: &Words<4>, u: &Limbs<4>) -> Limbs<4> {
             *odd = _mm256_srli_epi64::<26>(l);
         }
     }
-    let r = x25519(&words, x1);
+    let r = Zeroizing::new(x25519(&words, x1));
     let mut out = [[0; 4]; 5];
     for (row, pair) in out.iter_mut().zip(r.chunks_exact(2)) {
         if let [even, odd] = pair {

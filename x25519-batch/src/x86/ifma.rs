@@ -25,6 +25,8 @@ use core::arch::x86_64::{
 };
 
 use crate::field::MASK51;
+use zeroize::Zeroizing;
+
 use crate::{Limbs, Words};
 
 /// A field element of each of the eight lanes.
@@ -169,7 +171,12 @@ fn sub(f: Fe, g: Fe) -> Fe {
     carry(h)
 }
 
-/// `19·x` (x below 2^59) as `x + 2x + 16x`.
+/// `19·x` (x below 2^59) as `x + 2x + 16x`, which the compiler turns into
+/// a 64-bit multiplication built from two `vpmuludq`. Not `vpmullq`
+/// (AVX-512DQ), although it made a group of 8 13 % faster on the Zen 4
+/// EPYC: the operands here are secret-dependent, and `vpmuludq`'s timing
+/// is the better known (README, "Safety and side channels", has the
+/// timing test's results with each).
 #[target_feature(enable = "avx512f")]
 #[inline]
 fn times19(x: __m512i) -> __m512i {
@@ -276,7 +283,9 @@ ladder!(#[target_feature(enable = "avx512f,avx512ifma")]);
 #[target_feature(enable = "avx512f,avx512ifma")]
 pub(super) fn kernel(k: &Words<8>, u: &Limbs<8>) -> Limbs<8> {
     let z = _mm512_setzero_si512();
-    let mut words = [z; 4];
+    // The scalars' words and the results are wiped when the kernel
+    // returns (copies left in registers or spilled are not).
+    let mut words = Zeroizing::new([z; 4]);
     for (w, row) in words.iter_mut().zip(k) {
         *w = load(row);
     }
@@ -284,6 +293,6 @@ pub(super) fn kernel(k: &Words<8>, u: &Limbs<8>) -> Limbs<8> {
     for (l, row) in x1.iter_mut().zip(u) {
         *l = load(row);
     }
-    let r = x25519(&words, x1);
-    r.map(|v| store(v))
+    let r = Zeroizing::new(x25519(&words, x1));
+    (*r).map(|v| store(v))
 }

@@ -113,11 +113,12 @@ where
             *ephemeral = *field!(&*packet, at::KEM_X25519);
             *slot = Some(packet);
         }
-        if taken[0].is_none() {
+        let count = taken.iter().filter(|t| t.is_some()).count();
+        if count == 0 {
             return false;
         }
         let mut shared = match self.keys.clone().next() {
-            Some(first) => first.diffie_hellman_batch(&ephemerals),
+            Some(first) => first.diffie_hellman_batch(&ephemerals, count),
             None => [const { None }; BATCH],
         };
         for ((slot, packet), dh) in self.batch.iter_mut().zip(taken).zip(&mut shared) {

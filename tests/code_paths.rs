@@ -107,18 +107,22 @@ fn the_code_paths_are_the_expected_ones() {
         assert!(!paths.contains("s2n-asm"), "{paths}");
         assert!(paths.contains(" bitsliced-aes "), "{paths}");
     }
-    // The batched X25519 runs only on x86_64 (IFMA or AVX2), and there
-    // whenever the CPU has AVX2, unless the build leaves it out or forces
-    // the portable code.
+    // The batched X25519 runs only on x86_64, and there on IFMA whenever
+    // the CPU has it, unless the build leaves it out or forces the
+    // portable code (on AVX2 only where the backend's X25519 is not
+    // s2n-bignum's assembly, which is faster).
     if !cfg!(target_arch = "x86_64") {
         assert!(paths.ends_with(" batch-scalar"), "{paths}");
     }
     #[cfg(target_arch = "x86_64")]
     if cfg!(feature = "x25519-batch")
         && !cfg!(kemsphinx_backend = "portable")
-        && std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("avx512ifma")
     {
-        assert!(!paths.ends_with(" batch-scalar"), "{paths}");
+        assert!(paths.ends_with(" batch-ifma"), "{paths}");
+    }
+    if paths.contains(" s2n-asm ") {
+        assert!(!paths.ends_with(" batch-avx2"), "{paths}");
     }
     if let Ok(expected) = std::env::var("KEMSPHINX_EXPECT_PATHS") {
         assert_eq!(

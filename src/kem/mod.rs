@@ -270,18 +270,28 @@ impl PrivateKey {
     }
 
     /// The X25519 half of [`decapsulate`](Self::decapsulate) for a batch
-    /// of ciphertexts' ephemeral keys at once: each Diffie–Hellman output,
-    /// `None` where it is all zero. [`decapsulate_with`](Self::decapsulate_with)
-    /// finishes each.
+    /// of ciphertexts' ephemeral keys at once, the first `count` of
+    /// `ephemerals`: each Diffie–Hellman output, `None` where it is all
+    /// zero (and past `count`).
+    /// [`decapsulate_with`](Self::decapsulate_with) finishes each.
     pub(crate) fn diffie_hellman_batch<const N: usize>(
         &self,
         ephemerals: &[[u8; X25519_LEN]; N],
+        count: usize,
     ) -> [Option<Zeroizing<[u8; X25519_LEN]>>; N] {
         #[cfg(all(feature = "x25519-batch", target_arch = "x86_64"))]
-        if let Some(shared) = backend::batch::shared_secrets(&self.secret.x25519, ephemerals) {
+        if let Some(shared) = backend::batch::shared_secrets(&self.secret.x25519, ephemerals, count)
+        {
             return shared;
         }
-        <Selected as Backend>::X25519::shared_secrets(&self.secret.x25519, ephemerals)
+        let mut lane = 0;
+        ephemerals.each_ref().map(|point| {
+            lane += 1;
+            if lane > count {
+                return None;
+            }
+            <Selected as Backend>::X25519::shared_secret(&self.secret.x25519, point)
+        })
     }
 
     /// [`decapsulate`](Self::decapsulate) with the X25519 Diffie–Hellman

@@ -1,8 +1,9 @@
 //! X25519 for a batch of points under one secret on the workspace's
 //! `x25519-batch` crate (feature `x25519-batch`, x86_64): eight points per
-//! ladder with AVX-512 IFMA, four with AVX2, detected once per process.
-//! Where neither runs (or the build is forced portable with
-//! `--cfg kemsphinx_backend="portable"`), [`shared_secrets`] declines and
+//! ladder with AVX-512 IFMA, or four with AVX2 where the backend's own
+//! X25519 is slower ([`active`]), detected once per process. Otherwise
+//! (or when the build is forced portable with
+//! `--cfg kemsphinx_backend="portable"`) [`shared_secrets`] declines and
 //! the backend's own X25519 computes each point, as for a single unwrap:
 //! `x25519-batch`'s portable ladder would be slower than the backends' own
 //! code. Every path computes RFC 7748's function bit for bit (the crate's
@@ -12,10 +13,36 @@ use zeroize::Zeroizing;
 
 use crate::geometry::X25519_LEN;
 
-/// Whether batches run on `x25519-batch`'s vector code in this process.
+/// Whether batches run on `x25519-batch`'s vector code in this process,
+/// as measured (`x25519-batch`'s README, on a Zen 4, µs per point): the
+/// IFMA ladder (7.4 in groups of 8) always beats the backends' own X25519;
+/// the AVX2 one (29.4) beats HACL\* (40.8) and `x25519-dalek` (51.7) but
+/// not s2n-bignum's assembly (23.8), so it is taken only where the backend
+/// does not run on that assembly.
 pub(crate) fn active() -> bool {
     !cfg!(kemsphinx_backend = "portable")
-        && x25519_batch::backend() != x25519_batch::Backend::Portable
+        && match x25519_batch::backend() {
+            x25519_batch::Backend::Ifma => true,
+            x25519_batch::Backend::Avx2 => !scalar_on_assembly(),
+            _ => false,
+        }
+}
+
+/// Whether the selected backend's X25519 runs on s2n-bignum's assembly
+/// in this process.
+fn scalar_on_assembly() -> bool {
+    #[cfg(all(
+        feature = "libcrux",
+        feature = "x25519-asm",
+        not(feature = "rustcrypto")
+    ))]
+    return super::asm::available();
+    #[cfg(not(all(
+        feature = "libcrux",
+        feature = "x25519-asm",
+        not(feature = "rustcrypto")
+    )))]
+    false
 }
 
 /// The name of the batch path in this process: `"ifma"`, `"avx2"` or
@@ -30,20 +57,31 @@ pub(crate) fn name() -> &'static str {
     }
 }
 
-/// `X25519(secret, point)` for each of `points` on the vector code, `None`
-/// inside where it is all zero (small order); `None` outside when the
-/// vector code does not run here.
+/// Fewer points than this go to the backend's X25519 one at a time: a
+/// ladder costs the same however many of its lanes are used (IFMA: 57 µs
+/// a group of 8, against 23.8 µs a point on s2n-bignum's assembly; AVX2:
+/// 118 µs a group of 4, against 40.8 on HACL\*), so a group pays from
+/// three points on.
+pub(crate) const MIN_POINTS: usize = 3;
+
+/// `X25519(secret, point)` for the first `count` of `points` on the vector
+/// code, `None` inside where it is all zero (small order) or past
+/// `count`; `None` outside when the vector code does not run here or
+/// `count` is under [`MIN_POINTS`].
 pub(crate) fn shared_secrets<const N: usize>(
     secret: &[u8; X25519_LEN],
     points: &[[u8; X25519_LEN]; N],
+    count: usize,
 ) -> Option<[Option<Zeroizing<[u8; X25519_LEN]>>; N]> {
-    if !active() {
+    if count < MIN_POINTS || !active() {
         return None;
     }
     let mut out = Zeroizing::new([[0u8; X25519_LEN]; N]);
-    x25519_batch::mul_batch(secret, points, &mut out[..]).ok()?;
-    Some(
-        out.each_ref()
-            .map(|dh| (!super::all_zero(dh)).then(|| Zeroizing::new(*dh))),
-    )
+    let used = out.get_mut(..count)?;
+    x25519_batch::mul_batch(secret, points.get(..count)?, used).ok()?;
+    let mut lane = 0;
+    Some(out.each_ref().map(|dh| {
+        lane += 1;
+        (lane <= count && !super::all_zero(dh)).then(|| Zeroizing::new(*dh))
+    }))
 }

@@ -104,18 +104,6 @@ pub(super) trait X25519 {
         secret: &[u8; X25519_LEN],
         point: &[u8; X25519_LEN],
     ) -> Option<Zeroizing<[u8; X25519_LEN]>>;
-
-    /// [`shared_secret`](Self::shared_secret) of one secret with each of
-    /// `points` (a batch unwrap's ephemeral keys). One at a time unless a
-    /// backend has a batched ladder.
-    fn shared_secrets<const N: usize>(
-        secret: &[u8; X25519_LEN],
-        points: &[[u8; X25519_LEN]; N],
-    ) -> [Option<Zeroizing<[u8; X25519_LEN]>>; N] {
-        points
-            .each_ref()
-            .map(|point| Self::shared_secret(secret, point))
-    }
 }
 
 /// Whether a Diffie–Hellman output is all zero, that is, whether the peer's

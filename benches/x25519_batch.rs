@@ -2,7 +2,8 @@
 //! (`cargo bench --bench x25519_batch`): X25519 under one scalar for 1, 4,
 //! 8 and 16 points on each `x25519-batch` backend this CPU has, the KEM
 //! backend's X25519 and x25519-dalek a point at a time; `unwrap_batch` over
-//! 8 and 16 distinct first-hop packets and `unwrap` over the same packets.
+//! 1, 4, 8 and 16 distinct first-hop packets and `unwrap` over the same
+//! packets.
 //!
 //! The cases are the report's (`kemsphinx_support::bench::cases::batch`,
 //! one table for both). One iteration does all n units its name says

@@ -1,8 +1,8 @@
 //! The batch table: X25519 under one scalar for batches of 1, 4, 8 and 16
 //! points on every `x25519-batch` backend this CPU has, beside the selected
-//! KEM backend's X25519 and x25519-dalek's one point at a time; and 8 and
-//! 16 distinct first-hop packets unwrapped with `unwrap_batch`, beside
-//! `unwrap` on the same packets one at a time.
+//! KEM backend's X25519 and x25519-dalek's one point at a time; and 1, 4,
+//! 8 and 16 distinct first-hop packets unwrapped with `unwrap_batch`,
+//! beside `unwrap` on the same packets one at a time.
 //!
 //! One iteration of a case does all `n` of its units, and its name says
 //! how many ("X25519 ×8, IFMA batch"), so a unit (a scalar multiplication,
@@ -20,9 +20,10 @@ use crate::bench::{Broken, Net, Packet};
 /// The batch sizes of the X25519 cases.
 pub const X25519_SIZES: [usize; 4] = [1, 4, 8, 16];
 
-/// The queue lengths of the unwrap cases: one and two of `unwrap_batch`'s
-/// batches ([`kemsphinx::BATCH`]).
-pub const UNWRAP_SIZES: [usize; 2] = [8, 16];
+/// The queue lengths of the unwrap cases: a lone packet and half a batch
+/// (what light traffic hands `unwrap_batch`, whose ladder still computes
+/// a whole batch), one and two of its batches ([`kemsphinx::BATCH`]).
+pub const UNWRAP_SIZES: [usize; 4] = [1, 4, 8, 16];
 
 /// The scalar of the X25519 cases (any 32 bytes: X25519 clamps them).
 const SCALAR: [u8; 32] = [0x5a; 32];
@@ -81,8 +82,8 @@ fn names(way: Way) -> &'static [(usize, &'static str)] {
         Way::Batch(_) => &[],
         Way::Scalar => named!("X25519", "KEM backend, one at a time"; 1, 4, 8, 16),
         Way::Dalek => named!("X25519", "x25519-dalek, one at a time"; 1, 4, 8, 16),
-        Way::UnwrapBatch => named!("unwrap", "unwrap_batch"; 8, 16),
-        Way::UnwrapSingle => named!("unwrap", "unwrap one at a time"; 8, 16),
+        Way::UnwrapBatch => named!("unwrap", "unwrap_batch"; 1, 4, 8, 16),
+        Way::UnwrapSingle => named!("unwrap", "unwrap one at a time"; 1, 4, 8, 16),
     }
 }
 

@@ -84,6 +84,15 @@ pub(crate) fn kem_paths() -> KemPaths {
     }
 }
 
+/// The X25519 path `unwrap_batch` takes in this process.
+pub(crate) fn batch_path() -> String {
+    match kem_backends::x25519_batch_path() {
+        "ifma" => "x25519-batch, AVX-512 IFMA: 8 points per ladder (`ifma`)".into(),
+        "avx2" => "x25519-batch, AVX2: 4 points per ladder (`avx2`)".into(),
+        other => format!("the KEM backend's X25519, a point at a time (`{other}`)"),
+    }
+}
+
 /// The AEZ implementation `aez5` picks on this CPU.
 pub(crate) fn aez_path() -> String {
     describe_aez(aez5::Aez::new(&[0; 48]).backend())
@@ -109,6 +118,10 @@ impl Environment {
             ("sha", std::arch::is_x86_feature_detected!("sha")),
             ("vaes", std::arch::is_x86_feature_detected!("vaes")),
             ("avx512f", std::arch::is_x86_feature_detected!("avx512f")),
+            (
+                "avx512ifma",
+                std::arch::is_x86_feature_detected!("avx512ifma"),
+            ),
             ("bmi2", std::arch::is_x86_feature_detected!("bmi2")),
             ("adx", std::arch::is_x86_feature_detected!("adx")),
         ];
@@ -123,6 +136,7 @@ impl Environment {
         let used = vec![
             ("KEM backend (`kemsphinx::KEM_BACKEND`)", kem.to_owned()),
             ("X25519", x25519.into()),
+            ("X25519 of a batch unwrap (`unwrap_batch`)", batch_path()),
             ("ML-KEM-768", mlkem.into()),
             ("AEZ (`aez5::Aez::backend()`)", aez_path()),
             (

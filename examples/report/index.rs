@@ -1,6 +1,7 @@
 //! `results/README.md`: every report in `results/` in one table (machine,
 //! date, commit, backend, the key operations and their speed-ups against
-//! the Go reference measured on the same CPU model), with each report's
+//! the Go reference measured on the same CPU model, batched X25519 and the
+//! batch unwrap against their one-at-a-time forms), with each report's
 //! charts drawn from its JSON. Regenerated after every report, and by
 //! `--index`; `--index --check` fails when a committed file is not what
 //! the JSON files give (CI runs it).
@@ -20,6 +21,13 @@ const KEY_OPS: [&str; 4] = [
     "create SURB",
     "full request/reply",
 ];
+
+/// The batch column of X25519: per scalar multiplication in a batch of
+/// this many on the chosen `x25519-batch` backend (its lanes on IFMA).
+const BATCH_X25519: u64 = 8;
+/// The batch column of unwrap: `unwrap_batch` per packet over a queue of
+/// this many (two of its batches).
+const BATCH_UNWRAP: u64 = 16;
 
 /// Every file the index owns in `dir`, with its contents.
 pub(crate) fn files(dir: &Path) -> Result<Vec<(PathBuf, String)>, String> {
@@ -114,6 +122,7 @@ fn row(stem: &str, r: &Value, charts: &[String]) -> String {
             _ => "—".to_owned(),
         });
     }
+    cells.extend(batch_cells(r));
     let quick = if r.get("quick").and_then(Value::as_bool) == Some(true) {
         " (`--quick`)"
     } else {
@@ -131,6 +140,47 @@ fn row(stem: &str, r: &Value, charts: &[String]) -> String {
     )
 }
 
+/// The batch columns of one report: X25519 per multiplication batched
+/// (÷ the KEM backend one at a time), `unwrap_batch` per packet (÷
+/// `unwrap`); "—" for reports made before either was measured.
+fn batch_cells(r: &Value) -> [String; 2] {
+    let Some(b) = r.get("batch_x25519_and_unwrap") else {
+        return ["—".to_owned(), "—".to_owned()];
+    };
+    let chosen = b.get("x25519_batch_backend").and_then(Value::as_str);
+    let x25519 = b
+        .get("x25519_per_mult")
+        .and_then(Value::as_array)
+        .and_then(|rows| {
+            rows.iter().find(|x| {
+                x.get("way").and_then(Value::as_str) == chosen
+                    && x.get("n").and_then(Value::as_u64) == Some(BATCH_X25519)
+            })
+        })
+        .and_then(|x| {
+            let ns = x.get("per_mult_ns")?.as_f64()?;
+            let ratio = x.get("vs_kem_backend")?.as_f64()?;
+            Some(format!(
+                "{} ({ratio:.2}×, {})",
+                seconds(ns * 1e-9),
+                chosen.unwrap_or("?")
+            ))
+        });
+    let unwrap = b
+        .get("unwrap_per_packet")
+        .and_then(Value::as_array)
+        .and_then(|rows| {
+            rows.iter()
+                .find(|x| x.get("n").and_then(Value::as_u64) == Some(BATCH_UNWRAP))
+        })
+        .and_then(|x| {
+            let ns = x.get("batched_per_packet_ns")?.as_f64()?;
+            let ratio = x.get("ratio")?.as_f64()?;
+            Some(format!("{} ({ratio:.2}×)", seconds(ns * 1e-9)))
+        });
+    [x25519, unwrap].map(|c| c.unwrap_or_else(|| "—".to_owned()))
+}
+
 fn readme(rows: &[String], others: &[&String]) -> String {
     let mut m = String::new();
     let _ = writeln!(
@@ -143,14 +193,19 @@ fn readme(rows: &[String], others: &[&String]) -> String {
          Each time is the report's median; in brackets, how many times faster than the Go \
          reference *as measured on the same CPU model* (never across CPU models). Figures \
          from different reports were measured in different runs, often on shared, noisy \
-         machines: compare the ratios, and within a report.\n"
+         machines: compare the ratios, and within a report. The batch columns give X25519 \
+         per scalar multiplication in a batch of {BATCH_X25519} on the chosen `x25519-batch` \
+         backend, in brackets ÷ the KEM backend's X25519 one at a time, and `unwrap_batch` \
+         per packet over {BATCH_UNWRAP} packets, in brackets ÷ `unwrap` on the same packets; \
+         both measured in one run.\n"
     );
     let _ = writeln!(
         m,
-        "| report | date | CPU | commit | KEM backend | {} | charts |",
+        "| report | date | CPU | commit | KEM backend | {} | X25519 ×{BATCH_X25519}, batched, \
+         per mult | unwrap_batch ×{BATCH_UNWRAP}, per packet | charts |",
         KEY_OPS.join(" | ")
     );
-    let _ = writeln!(m, "|{}", " --- |".repeat(6 + KEY_OPS.len()));
+    let _ = writeln!(m, "|{}", " --- |".repeat(8 + KEY_OPS.len()));
     for r in rows {
         let _ = writeln!(m, "{r}");
     }

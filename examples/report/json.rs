@@ -113,6 +113,7 @@ fn to_json(r: &Results, when: &str) -> serde_json::Value {
         })).collect::<Vec<_>>(),
         "operations": r.ops.iter().map(timing).collect::<Vec<_>>(),
         "unwrap_and_primitives": r.parts.iter().map(timing).collect::<Vec<_>>(),
+        "batch_x25519_and_unwrap": crate::batch::to_json(r, timing),
         "aez_and_ctr": r.aez.iter().map(timing).collect::<Vec<_>>(),
         "kem_backends": backends,
         "peers": peers,

@@ -4,11 +4,13 @@
 //! fails them), builds what it runs beside itself (this report on the
 //! `rustcrypto` KEM backend, and `benches/peers`), then measures every
 //! operation of the Go reference's baseline, the primitives of one unwrap,
+//! batched X25519 and the batch unwrap beside their one-at-a-time forms,
 //! AEZ beside AES-256-CTR, the two KEM backends side by side, kemsphinx
 //! beside Nym's sphinx-packet and Outfox, tail latency, multi-thread
 //! throughput, peak memory, stack and code size; checks the performance
 //! targets of issues 10 and 11 against the Go reference measured on the
-//! same CPU model; and writes `results/<date>-<time>-<host>.md` and `.json`.
+//! same CPU model, and issue 32's batch unwrap against single unwraps in
+//! the same run; and writes `results/<date>-<time>-<host>.md` and `.json`.
 //!
 //! Then it regenerates `results/README.md`, the index of every report there,
 //! and each report's charts (SVG, drawn from its JSON).
@@ -26,6 +28,7 @@
 )]
 #![allow(clippy::cast_possible_truncation)]
 
+mod batch;
 mod charts;
 mod children;
 mod compare;
@@ -57,6 +60,8 @@ pub(crate) struct Results {
     pub(crate) plan: Plan,
     pub(crate) ops: Vec<Timing>,
     pub(crate) parts: Vec<Timing>,
+    /// The batch table: batched X25519 and unwrap beside one at a time.
+    pub(crate) batch: Vec<Timing>,
     pub(crate) aez: Vec<Timing>,
     pub(crate) aez_backends: Vec<aez5::Backend>,
     pub(crate) backends: Result<compare::Backends, String>,
@@ -139,6 +144,7 @@ fn main() {
     let net = Net::new();
     let ops = measure::operations(&net, plan);
     let parts = measure::unwrap_and_parts(&net, plan);
+    let batch = measure::batch(&net, plan);
     let measure::AezTimings {
         timings: aez,
         backends: aez_backends,
@@ -163,6 +169,7 @@ fn main() {
         plan,
         ops,
         parts,
+        batch,
         aez,
         aez_backends,
         backends,

@@ -1,5 +1,6 @@
 //! The tables' cases: the reference's operations, one unwrap beside the
-//! primitives it performs, AEZ beside AES-256-CTR, and the operations the
+//! primitives it performs, batched X25519 and the batch unwrap beside their
+//! one-at-a-time forms, AEZ beside AES-256-CTR, and the operations the
 //! two KEM backends are compared on. The cases themselves are
 //! `kemsphinx_support::bench::cases`, the divan benches' too; here they are
 //! only measured the report's way ([`interleaved`]).
@@ -33,6 +34,14 @@ pub(crate) fn operations(net: &Net, plan: Plan) -> Vec<Timing> {
 /// interleaved with an unwrap of the first hop.
 pub(crate) fn unwrap_and_parts(net: &Net, plan: Plan) -> Vec<Timing> {
     interleaved(rows(cases::unwrap_parts(net).expect("fixtures")), plan)
+}
+
+/// X25519 in batches of 1, 4, 8 and 16 on every `x25519-batch` backend
+/// this CPU has and one point at a time, and unwrap of 1, 4, 8 and 16
+/// distinct packets batched and one at a time, interleaved (`crate::batch`
+/// derives the figures per unit).
+pub(crate) fn batch(net: &Net, plan: Plan) -> Vec<Timing> {
+    interleaved(rows(cases::batch(net).expect("fixtures")), plan)
 }
 
 /// What [`aez_vs_ctr`] measured.

@@ -1,10 +1,16 @@
 //! The benchmark fixtures do what the benchmarks and the report say they
 //! time: the packets are the ones each hop receives, the SURB's reply
-//! opens, and ML-KEM alone computes the selected backend's function.
+//! opens, ML-KEM alone computes the selected backend's function, and the
+//! batch table's ways compute the same results from the same inputs.
+
+// The helper that runs the batch table is not a test function, where
+// clippy allows these already.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use kemsphinx::geometry::PAYLOAD_LEN;
 use kemsphinx::hazmat::kem_backends::{self, Backend};
 use kemsphinx::{Action, unwrap};
+use kemsphinx_support::bench::cases::{self, BatchRow, Input, Way};
 use kemsphinx_support::bench::{Buffers, MlKemAlone, Net};
 
 #[test]
@@ -60,4 +66,112 @@ fn mlkem_alone_is_the_selected_backends_decapsulation() {
         _ => "libcrux-ml-kem",
     };
     assert!(alone.path().starts_with(crate_name), "{}", alone.path());
+}
+
+/// Each row of the batch table, run once on a fresh input: what it returned
+/// and the input afterwards.
+fn run_batch_rows(net: &Net) -> Vec<(BatchRow, u64, Input)> {
+    let rows = cases::batch_rows();
+    let table = cases::batch(net).unwrap();
+    assert_eq!(table.len(), rows.len());
+    rows.into_iter()
+        .zip(table)
+        .map(|(row, mut case)| {
+            assert_eq!(case.name, row.name);
+            let mut input = (case.setup)();
+            let out = (case.run)(&mut input);
+            (row, out, input)
+        })
+        .collect()
+}
+
+#[test]
+fn batch_rows_name_their_units_and_cover_every_way() {
+    let rows = cases::batch_rows();
+    for row in &rows {
+        let op = if row.way.is_x25519() {
+            "X25519"
+        } else {
+            "unwrap"
+        };
+        assert!(
+            row.name.starts_with(&format!("{op} ×{}, ", row.n)),
+            "{}",
+            row.name
+        );
+    }
+    let has = |way: Way, n: usize| rows.iter().any(|r| r.way == way && r.n == n);
+    let lanes = cases::x25519_batch_backends();
+    assert!(lanes.contains(&x25519_batch::Backend::Portable));
+    assert!(lanes.contains(&cases::x25519_batch_selected()));
+    for n in cases::X25519_SIZES {
+        assert!(has(Way::Scalar, n) && has(Way::Dalek, n));
+        assert!(lanes.iter().all(|b| has(Way::Batch(*b), n)));
+    }
+    for n in cases::UNWRAP_SIZES {
+        assert!(has(Way::UnwrapBatch, n) && has(Way::UnwrapSingle, n));
+    }
+    let names = cases::batch_names();
+    assert!(
+        names
+            .iter()
+            .enumerate()
+            .all(|(i, n)| !names[..i].contains(n))
+    );
+}
+
+#[test]
+fn every_x25519_way_computes_the_same_batch() {
+    let net = Net::new();
+    let runs = run_batch_rows(&net);
+    for n in cases::X25519_SIZES {
+        let of_size: Vec<_> = runs
+            .iter()
+            .filter(|(r, ..)| r.way.is_x25519() && r.n == n)
+            .collect();
+        // The KEM backend, x25519-dalek and every batch backend.
+        assert_eq!(of_size.len(), 2 + cases::x25519_batch_backends().len());
+        let (first, digest, _) = of_size[0];
+        assert_eq!(first.way, Way::Scalar);
+        assert_ne!(*digest, 0);
+        for (row, d, _) in &of_size {
+            assert_eq!(d, digest, "{} differs from {}", row.name, first.name);
+        }
+    }
+}
+
+#[test]
+fn the_unwrap_rows_unwrap_the_same_distinct_packets_alike() {
+    let net = Net::new();
+    let queue = net.first_packets(16).unwrap();
+    assert!(
+        queue
+            .iter()
+            .enumerate()
+            .all(|(i, p)| !queue[..i].contains(p))
+    );
+    let runs = run_batch_rows(&net);
+    for n in cases::UNWRAP_SIZES {
+        let after = |way: Way| {
+            let (_, ok, input) = runs
+                .iter()
+                .find(|(r, ..)| r.way == way && r.n == n)
+                .unwrap();
+            assert_eq!(*ok, n as u64, "every packet unwraps");
+            match input {
+                Input::Packets(p) => p.clone(),
+                _ => panic!("an unwrap row without packets"),
+            }
+        };
+        let (batched, single) = (after(Way::UnwrapBatch), after(Way::UnwrapSingle));
+        assert_eq!(batched.len(), n);
+        // Both forwarded the same packets: the queue's first n, unwrapped.
+        assert!(batched == single);
+        for (out, original) in single.iter().zip(&queue) {
+            let mut p = original.clone();
+            let unwrapped = unwrap(net.first_key(), &mut p).unwrap();
+            assert!(matches!(unwrapped.action, Action::Forward { .. }));
+            assert!(&p == out);
+        }
+    }
 }

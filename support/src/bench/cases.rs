@@ -6,6 +6,11 @@
 //! timed region, and the operation on that input. Inputs are the few kinds
 //! the operations take ([`Input`]); everything else a case needs (keys,
 //! paths, random generators seeded per case) it owns.
+//!
+//! The tables: the reference's operations ([`operations`]), one unwrap and
+//! its primitives ([`unwrap_parts`]), AEZ beside AES-256-CTR
+//! ([`aez_and_ctr`]), and batched X25519 and the batch unwrap beside their
+//! one-at-a-time forms ([`batch`]).
 
 use aes::Aes256;
 use chacha20::ChaCha20Rng;
@@ -21,6 +26,13 @@ use kemsphinx::{PrivateKey, Surb, create_packet, create_surb, hazmat, unwrap};
 use rand_core::SeedableRng;
 
 use super::{Broken, Buffers, MlKemAlone, Net, Packet, blake2b_kem_work};
+
+mod batch;
+
+pub use batch::{
+    BatchRow, UNWRAP_SIZES, Way, X25519_SIZES, batch, batch_names, batch_row, batch_rows,
+    x25519_batch_backends, x25519_batch_selected,
+};
 
 /// "unwrap one hop": in both tables.
 pub const UNWRAP: &str = "unwrap one hop";
@@ -77,6 +89,9 @@ pub enum Input {
     Surb(Option<Surb>, Packet),
     /// An encrypted reply as the SURB's creator receives it.
     Reply(Box<[u8; ENCRYPTED_REPLY_LEN]>),
+    /// A queue of packets as a hop receives them, unwrapped in one
+    /// operation (the batch table's unwrap rows).
+    Packets(Vec<Packet>),
 }
 
 /// One benchmark case of a table.

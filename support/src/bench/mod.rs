@@ -1,9 +1,10 @@
 //! Fixtures of the benchmarks (`benches/`) and the performance report
 //! (`examples/report`), feature `bench`: four mixes with fixed keys, their
 //! forward and SURB paths, packets as each hop receives them, a SURB with
-//! its reply, one whole request and reply in caller-owned buffers, and the
+//! its reply, one whole request and reply in caller-owned buffers, the
 //! primitives of one unwrap run alone ([`MlKemAlone`],
-//! [`blake2b_kem_work`]).
+//! [`blake2b_kem_work`]), and queues of distinct first-hop packets for the
+//! batch unwrap ([`Net::first_packets`]).
 //!
 //! Everything is deterministic (fixed seeds), so two builds — say the two
 //! KEM backends — time the same inputs.
@@ -179,6 +180,23 @@ impl Net {
             .into_iter()
             .next()
             .ok_or(Broken::NoReply)
+    }
+
+    /// `n` distinct packets for the first hop (each its own ephemeral
+    /// keys and routing secrets), the queue a batch unwrap drains.
+    ///
+    /// # Errors
+    /// [`Broken`] if the library refuses to make one.
+    pub fn first_packets(&self, n: usize) -> Result<Vec<Packet>, Broken> {
+        let mut rng = ChaCha20Rng::from_seed([2; 32]);
+        let path = self.forward_path();
+        (0..n)
+            .map(|_| {
+                let mut p: Packet = Box::new([0u8; PACKET_LEN]);
+                create_packet(&mut rng, &path, &[3; PAYLOAD_LEN], &mut p)?;
+                Ok(p)
+            })
+            .collect()
     }
 
     /// A SURB over the SURB path, its keys, and the encrypted reply its

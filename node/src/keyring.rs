@@ -13,27 +13,14 @@ use rand_core::UnwrapErr;
 
 use crate::dir::{Found, PersistDir};
 use crate::dropped::DropCounters;
-use crate::epochs::{Epoch, EpochPolicy, PolicyError, ResumeChange, Resumed, Turn};
+use crate::epochs::{Epoch, EpochPolicy, ResumeChange, Resumed, Turn};
+use crate::error::OpenError;
 use crate::journal::{Journal, NotDurable, Ticket};
 use crate::store::Store;
 use crate::{DropCounts, Dropped};
 
 /// After a failed attempt to write a new epoch's files, the next one.
 const CREATE_RETRY: Duration = Duration::from_secs(1);
-
-/// A keyring could not be made or opened.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum OpenError {
-    /// The [`EpochPolicy`] does not hold together.
-    #[error("epoch policy: {0}")]
-    Policy(#[from] PolicyError),
-    /// Disk mode: a key or store that does not load (the message names
-    /// the file), a directory another process holds, or files that
-    /// cannot be written.
-    #[error(transparent)]
-    Disk(#[from] std::io::Error),
-}
 
 /// A packet the keyring let through: unwrapped in place, its tag
 /// remembered in its epoch's filter.
@@ -187,11 +174,14 @@ impl Keyring {
     /// of every packet forwarded since the copy was made.
     ///
     /// # Errors
-    /// The policy, or [`OpenError::Disk`]: a key or store that does not
-    /// load (each error names its file), a directory in use by another
-    /// process, a directory or file that others may write (or read, for
-    /// keys and stores), a symbolic link, a key or store this directory
-    /// did not make, or files that cannot be written.
+    /// [`OpenError::Policy`]; [`OpenError::Locked`]: a directory in use
+    /// by another process; [`OpenError::Permissions`]: a directory or
+    /// file that others may write (or read, for keys and stores), or a
+    /// symbolic link; [`OpenError::Key`]: a key file that does not load,
+    /// or epochs without the directory's `node.secret`;
+    /// [`OpenError::Store`]: a store missing beside its key, damaged, or
+    /// not bound to its key and this directory; [`OpenError::Io`]: files
+    /// that cannot be read or written. Each names its file.
     pub fn open(policy: EpochPolicy, dir: &Path) -> Result<(Self, Resumed), OpenError> {
         policy.check()?;
         let dir = PersistDir::new(dir)?;
@@ -210,7 +200,7 @@ impl Keyring {
             let n = f
                 .store
                 .for_each(|tag| e.restore(tag))
-                .map_err(std::io::Error::from)?;
+                .map_err(OpenError::from)?;
             resumed.epochs.push((f.number, n));
             e.store = Some(Arc::new(f.store));
             Ok(e)
@@ -265,7 +255,8 @@ impl Keyring {
             let journal = Arc::clone(&journal);
             std::thread::Builder::new()
                 .name("replay-commit".into())
-                .spawn(move || journal.run_committer())?
+                .spawn(move || journal.run_committer())
+                .map_err(|e| OpenError::io(dir.path(), e))?
         };
         let disk = Disk {
             dir,

@@ -94,6 +94,10 @@ impl std::fmt::Debug for PersistDir {
     }
 }
 
+/// What [`PersistDir::scan`] found: the epochs with keys, the stores
+/// without (deleted), the temporary files (deleted).
+pub(crate) type Scanned = (Vec<u64>, Vec<u64>, Vec<PathBuf>);
+
 /// One epoch found on start: its key and its store.
 pub(crate) struct Found {
     /// The epoch's number.
@@ -176,15 +180,15 @@ impl PersistDir {
 
     /// The numbers of the epochs whose key files are here, oldest first,
     /// and of the stores found without their key file, which are deleted
-    /// (as are temporary key files a killed write left). Nothing is opened: [`open`](Self::open) the
+    /// (as are temporary key files a killed write left: their paths). Nothing is opened: [`open`](Self::open) the
     /// live ones, [`retire`](Self::retire) the rest (an epoch past its
     /// grace is deleted unread, so damage to a store nobody needs any more
     /// never stops a start).
     ///
     /// # Errors
     /// The directory cannot be read, or a file in it not deleted.
-    pub(crate) fn scan(&self) -> Result<(Vec<u64>, Vec<u64>), OpenError> {
-        let (mut keys, mut stores) = (Vec::new(), Vec::new());
+    pub(crate) fn scan(&self) -> Result<Scanned, OpenError> {
+        let (mut keys, mut stores, mut temporaries) = (Vec::new(), Vec::new(), Vec::new());
         for entry in fs::read_dir(&self.path).map_err(err(&self.path))? {
             let name = entry.map_err(err(&self.path))?.file_name();
             let name = name.to_string_lossy();
@@ -192,6 +196,7 @@ impl PersistDir {
             if temporary && name.ends_with(".tmp") {
                 let temp = self.path.join(&*name);
                 fs::remove_file(&temp).map_err(err(&temp))?;
+                temporaries.push(temp);
                 continue;
             }
             let Some(rest) = name.strip_prefix("epoch-") else {
@@ -213,7 +218,8 @@ impl PersistDir {
             let path = self.store_path(*orphan);
             fs::remove_file(&path).map_err(err(&path))?;
         }
-        Ok((keys, stores))
+        temporaries.sort_unstable();
+        Ok((keys, stores, temporaries))
     }
 
     /// Epoch `number`'s key and store.

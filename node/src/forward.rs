@@ -163,6 +163,11 @@ impl ForwardCounts {
         }
     }
 
+    /// Each drop reason with its count, in [`Discarded::ALL`]'s order.
+    pub fn iter(&self) -> impl Iterator<Item = (Discarded, u64)> + '_ {
+        Discarded::ALL.into_iter().map(|why| (why, self.get(why)))
+    }
+
     /// All drops.
     pub fn discarded(&self) -> u64 {
         Discarded::ALL.iter().map(|&why| self.get(why)).sum()
@@ -176,6 +181,18 @@ impl ForwardCounts {
             Discarded::Stopped => &mut self.stopped,
         };
         *n += 1;
+    }
+}
+
+/// For a node's log: `held 5, released 3, queue_full 1, …` (each drop
+/// by [`Discarded::name`]).
+impl std::fmt::Display for ForwardCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "held {}, released {}", self.held, self.released)?;
+        for (why, n) in self.iter() {
+            write!(f, ", {} {n}", why.name())?;
+        }
+        Ok(())
     }
 }
 

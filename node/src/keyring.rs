@@ -185,8 +185,11 @@ impl Keyring {
     pub fn open(policy: EpochPolicy, dir: &Path) -> Result<(Self, Resumed), OpenError> {
         policy.check()?;
         let dir = PersistDir::new(dir)?;
-        let (mut numbers, keyless) = dir.scan()?;
-        let mut resumed = Resumed::default();
+        let (mut numbers, keyless, temporaries) = dir.scan()?;
+        let mut resumed = Resumed {
+            temporaries,
+            ..Resumed::default()
+        };
         resumed.changes.extend(
             keyless
                 .into_iter()
@@ -219,7 +222,10 @@ impl Keyring {
             now.checked_sub(age).unwrap_or(now)
         });
         let (current, previous) = match newest {
-            None => (make(0, false)?, None),
+            None => {
+                resumed.made.push(0);
+                (make(0, false)?, None)
+            }
             Some(newest) => {
                 let older = numbers.pop();
                 let mut current = load(newest, &mut resumed)?;
@@ -240,7 +246,10 @@ impl Keyring {
         };
         let next = match found_next {
             Some(f) => Some(load(f, &mut resumed)?),
-            None if policy.publish_ahead => Some(make(current.number + 1, true)?),
+            None if policy.publish_ahead => {
+                resumed.made.push(current.number + 1);
+                Some(make(current.number + 1, true)?)
+            }
             None => None,
         };
         // Past their grace: deleted unread.

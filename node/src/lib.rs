@@ -13,6 +13,7 @@ pub mod framing;
 mod journal;
 mod keyring;
 mod pending;
+mod report;
 mod selfcheck;
 mod store;
 

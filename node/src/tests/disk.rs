@@ -47,7 +47,11 @@ fn open(dir: &Path) -> Result<(Keyring, Resumed), OpenError> {
 /// then closed; the tags.
 fn filled(dir: &Path, n: usize, rng: &mut ChaCha20Rng) -> Vec<ReplayTag> {
     let (keyring, resumed) = open(dir).unwrap();
-    assert_eq!(resumed, Resumed::default(), "a fresh directory");
+    let fresh = Resumed {
+        made: vec![0],
+        ..Resumed::default()
+    };
+    assert_eq!(resumed, fresh, "a fresh directory");
     let tags: Vec<ReplayTag> = (0..n).map(|_| tag(rng)).collect();
     let mut last = None;
     for t in &tags {
@@ -304,6 +308,10 @@ fn temporary_key_files_a_killed_write_left_are_deleted_on_start() {
     let (keyring, resumed) = open(&dir).unwrap();
     assert_eq!(resumed.epochs, vec![(0, 10)]);
     assert!(!temp.exists(), "a private key left in {}", temp.display());
+    assert_eq!(resumed.temporaries, std::slice::from_ref(&temp));
+    let said = resumed.to_string();
+    println!("{said}");
+    assert!(said.contains(&temp.display().to_string()), "{said}");
     drop(keyring);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -350,6 +350,30 @@ impl Keyring {
         self.disk.as_ref().map(|d| &*d.journal)
     }
 
+    /// Disk mode: what [`health`](Self::health) reads beside the epochs.
+    pub(crate) fn recorder(&self) -> Option<&crate::health::Recorder> {
+        self.journal().map(|j| &j.health)
+    }
+
+    /// Call `f` on each live epoch (role, number, tags taken, when it
+    /// started), for [`health`](Self::health).
+    pub(crate) fn each_live(&self, mut f: impl FnMut(crate::health::Role, u64, usize, Instant)) {
+        use crate::health::Role;
+        let live = self.live();
+        f(
+            Role::Current,
+            live.current.number,
+            live.current.taken(),
+            live.current.started,
+        );
+        if let Some((e, _)) = &live.previous {
+            f(Role::Previous, e.number, e.taken(), e.started);
+        }
+        if let Some(e) = &live.next {
+            f(Role::Next, e.number, e.taken(), e.started);
+        }
+    }
+
     fn live(&self) -> std::sync::RwLockReadGuard<'_, Live> {
         self.live.read().unwrap_or_else(PoisonError::into_inner)
     }
@@ -649,6 +673,9 @@ impl Keyring {
     }
 
     fn set_disk_error(&self, e: String) {
+        if let Some(r) = self.recorder() {
+            r.failed(e.clone(), false);
+        }
         *self
             .disk_error
             .lock()

@@ -10,6 +10,7 @@ mod fault;
 mod filter;
 mod forward;
 pub mod framing;
+mod health;
 mod journal;
 mod keyring;
 mod pending;
@@ -24,6 +25,7 @@ pub use forward::{
     Discarded, Due, ForwardCounts, ForwardPolicy, Forwarder, Outgoing, Refused, SURB_REPLY_LEN,
 };
 pub use framing::{Framed, FramingError};
+pub use health::{CommitLatency, EpochHealth, Health, RECENT, Role};
 pub use journal::{GROUP_INTERVAL, NotDurable, RETRY, Ticket};
 pub use keyring::{Accepted, EpochStatus, Keyring};
 pub use selfcheck::{SelfCheck, SelfCheckError, self_check};

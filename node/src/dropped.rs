@@ -168,6 +168,7 @@ pub(crate) struct DropCounters([AtomicU64; Dropped::ALL.len()]);
 
 impl DropCounters {
     pub(crate) fn add(&self, why: Dropped) {
+        crate::instrument::dropped(why);
         if let Some(c) = self.0.get(why.index()) {
             c.fetch_add(1, Ordering::Relaxed);
         }

@@ -174,6 +174,7 @@ impl ForwardCounts {
     }
 
     fn add(&mut self, why: Discarded) {
+        crate::instrument::discarded(why);
         let n = match why {
             Discarded::QueueFull => &mut self.queue_full,
             Discarded::DelayTooLong => &mut self.delay_too_long,

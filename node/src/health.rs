@@ -213,6 +213,8 @@ impl Recorder {
         }
         s.recent.push_back(took);
         s.failing_since = None;
+        drop(s);
+        crate::instrument::commit(self.pending.load(Ordering::Relaxed), Some(took));
     }
 
     /// A disk-mode write or deletion failed; `commit`: a group commit (the
@@ -223,6 +225,10 @@ impl Recorder {
             s.failing_since = Some(SystemTime::now());
         }
         s.last_error = Some(error);
+        drop(s);
+        if commit {
+            crate::instrument::commit(self.pending.load(Ordering::Relaxed), None);
+        }
     }
 
     fn read(&self, health: &mut Health) {
@@ -243,6 +249,29 @@ impl Recorder {
 }
 
 impl Keyring {
+    /// Set every role's fill gauge (0 for a role no epoch holds): roles
+    /// move at each turn, so the housekeeping thread's wait refreshes
+    /// them all.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn publish_fill(&self) {
+        let capacity = self.policy().capacity;
+        let mut seen = [false; 3];
+        self.each_live(|role, _, taken, _| {
+            if let Some(s) = seen.get_mut(role as usize) {
+                *s = true;
+            }
+            crate::instrument::fill(role, taken, capacity);
+        });
+        for (role, seen) in [Role::Current, Role::Previous, Role::Next]
+            .into_iter()
+            .zip(seen)
+        {
+            if !seen {
+                crate::instrument::fill(role, 0, capacity);
+            }
+        }
+    }
+
     /// A snapshot of the keyring's state for an operator: its live
     /// epochs' fill and age, the tags waiting for their group commit and
     /// the oldest one's age, the last group commits' latency, since when

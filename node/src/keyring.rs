@@ -407,6 +407,7 @@ impl Keyring {
         match &result {
             Ok(_) => {
                 self.accepted.fetch_add(1, Ordering::Relaxed);
+                crate::instrument::accepted();
             }
             Err(why) => self.drops.add(*why),
         }
@@ -456,6 +457,16 @@ impl Keyring {
     fn taken(&self, live: &Live, by: &Epoch, taken: usize) {
         let turns = by.number == live.current.number
             || live.next.as_ref().is_some_and(|n| n.number == by.number);
+        #[cfg(feature = "metrics")]
+        crate::instrument::fill(
+            match (by.number == live.current.number, turns) {
+                (true, _) => crate::health::Role::Current,
+                (false, true) => crate::health::Role::Next,
+                (false, false) => crate::health::Role::Previous,
+            },
+            taken,
+            self.policy.capacity,
+        );
         if taken == self.policy.rotate_after && turns {
             *self.turn_due.lock().unwrap_or_else(PoisonError::into_inner) = true;
             self.turn_wake.notify_all();
@@ -664,6 +675,8 @@ impl Keyring {
     /// a fixed tick could let the epoch reach its capacity and refuse
     /// packets first.
     pub fn wait_for_turn(&self, timeout: Duration) -> bool {
+        #[cfg(feature = "metrics")]
+        self.publish_fill();
         let due = self.turn_due.lock().unwrap_or_else(PoisonError::into_inner);
         let (mut due, _) = self
             .turn_wake

@@ -11,6 +11,7 @@ mod filter;
 mod forward;
 pub mod framing;
 mod health;
+mod instrument;
 mod journal;
 mod keyring;
 mod pending;

@@ -65,10 +65,39 @@ pub(crate) fn discarded(why: Discarded) {
     let _ = why;
 }
 
+/// `counter!(name, "reason" => $reason)` with the label a literal for
+/// each known reason, so its key is static (a label value given as an
+/// expression makes the facade build the key, allocating, per call).
+#[cfg(feature = "metrics")]
+macro_rules! by_reason {
+    ($reason:expr, $($name:literal),*) => {
+        match $reason {
+            $($name => ::metrics::counter!(DROPPED_REASON, "reason" => $name).increment(1),)*
+            other => ::metrics::counter!(DROPPED_REASON, "reason" => other).increment(1),
+        }
+    };
+}
+
 #[cfg(feature = "metrics")]
 fn drop_reason(reason: &'static str) {
     ::metrics::counter!(DROPPED).increment(1);
-    ::metrics::counter!(DROPPED_REASON, "reason" => reason).increment(1);
+    by_reason!(
+        reason,
+        "length",
+        "replay",
+        "disk_failing",
+        "version",
+        "kem",
+        "mac",
+        "commands",
+        "payload_tag",
+        "epoch_full",
+        "other",
+        "queue_full",
+        "delay_too_long",
+        "not_durable",
+        "stopped"
+    );
 }
 
 /// The start-up self-check's result.
@@ -107,7 +136,12 @@ pub(crate) fn fill(role: Role, taken: usize, capacity: usize) {
     {
         #[allow(clippy::cast_precision_loss)] // a ratio
         let fill = taken as f64 / capacity.max(1) as f64;
-        ::metrics::gauge!(FILL, "role" => role.name()).set(fill);
+        // Literal labels: a static key, nothing allocated per packet.
+        match role {
+            Role::Current => ::metrics::gauge!(FILL, "role" => "current").set(fill),
+            Role::Previous => ::metrics::gauge!(FILL, "role" => "previous").set(fill),
+            Role::Next => ::metrics::gauge!(FILL, "role" => "next").set(fill),
+        }
     }
     #[cfg(not(feature = "metrics"))]
     let _ = (role, taken, capacity);

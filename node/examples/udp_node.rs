@@ -75,7 +75,7 @@ impl Node {
     /// A disk-mode node on `addr` with its state in `state`.
     fn open(name: &str, addr: SocketAddr, state: &Path) -> Result<Self, Box<dyn Error>> {
         let (keyring, resumed) = Keyring::open(EpochPolicy::default(), state)?;
-        println!("{name}: state in {}: {resumed:?}", state.display());
+        println!("{name}: state in {}: {resumed}", state.display());
         let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None)?;
         socket.set_recv_buffer_size(SOCKET_BUFFER)?;
         socket.set_send_buffer_size(SOCKET_BUFFER)?;
@@ -114,13 +114,13 @@ impl Node {
             let _ = egress.join();
             println!("{}: stopped; {not_due} held packets not yet due", self.name);
         });
-        let drops = self.keyring().drops();
-        let drops: Vec<_> = drops.iter().filter(|d| d.1 > 0).collect();
         println!(
-            "{}: accepted {}, dropped {drops:?}; forwarder {:?}",
+            "{}: accepted {}, dropped: {}; forwarder: {}; {}",
             self.name,
             self.keyring().accepted(),
-            self.forwarder.counts()
+            self.keyring().drops(),
+            self.forwarder.counts(),
+            self.keyring().health()
         );
     }
 

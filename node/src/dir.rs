@@ -67,6 +67,7 @@ use std::time::SystemTime;
 use kemsphinx::PrivateKey;
 use zeroize::Zeroizing;
 
+use crate::error::OpenError;
 use crate::fault::{self, Point};
 use crate::store::{Store, StoreError};
 
@@ -93,6 +94,10 @@ impl std::fmt::Debug for PersistDir {
     }
 }
 
+/// What [`PersistDir::scan`] found: the epochs with keys, the stores
+/// without (deleted), the temporary files (deleted).
+pub(crate) type Scanned = (Vec<u64>, Vec<u64>, Vec<PathBuf>);
+
 /// One epoch found on start: its key and its store.
 pub(crate) struct Found {
     /// The epoch's number.
@@ -103,8 +108,9 @@ pub(crate) struct Found {
     pub(crate) store: Store,
 }
 
-fn err(path: &Path, e: impl std::fmt::Display) -> io::Error {
-    io::Error::other(format!("{}: {e}", path.display()))
+/// An I/O error on `path`, as [`OpenError::Io`].
+fn err(path: &Path) -> impl FnOnce(io::Error) -> OpenError + '_ {
+    move |e| OpenError::io(path, e)
 }
 
 impl PersistDir {
@@ -114,26 +120,25 @@ impl PersistDir {
     /// # Errors
     /// If it cannot be created, is not a directory, or another process
     /// (or `PersistDir`) holds its lock.
-    pub(crate) fn new(path: &Path) -> io::Result<Self> {
+    pub(crate) fn new(path: &Path) -> Result<Self, OpenError> {
         let mut builder = fs::DirBuilder::new();
         builder.recursive(true);
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder.create(path).map_err(|e| err(path, e))?;
-        if !fs::metadata(path).map_err(|e| err(path, e))?.is_dir() {
-            return Err(err(path, "not a directory"));
+        builder.create(path).map_err(err(path))?;
+        if !fs::metadata(path).map_err(err(path))?.is_dir() {
+            return Err(OpenError::permissions(path, "not a directory"));
         }
-        let lock = File::open(path).map_err(|e| err(path, e))?;
+        let lock = File::open(path).map_err(err(path))?;
         check_dir(path, &lock)?;
         match lock.try_lock() {
             Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) => {
-                return Err(err(
-                    path,
-                    "locked by another process using this directory: refusing to share it",
-                ));
+                return Err(OpenError::Locked {
+                    path: path.to_owned(),
+                });
             }
-            Err(fs::TryLockError::Error(e)) => return Err(err(path, e)),
+            Err(fs::TryLockError::Error(e)) => return Err(OpenError::io(path, e)),
         }
         let secret = Arc::new(secret(path)?);
         Ok(Self {
@@ -158,6 +163,11 @@ impl PersistDir {
         mac.finalize().into_bytes().into()
     }
 
+    /// The directory.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Epoch `number`'s key file.
     pub(crate) fn key_path(&self, number: u64) -> PathBuf {
         self.path.join(format!("epoch-{number:08}.key"))
@@ -170,22 +180,23 @@ impl PersistDir {
 
     /// The numbers of the epochs whose key files are here, oldest first,
     /// and of the stores found without their key file, which are deleted
-    /// (as are temporary key files a killed write left). Nothing is opened: [`open`](Self::open) the
+    /// (as are temporary key files a killed write left: their paths). Nothing is opened: [`open`](Self::open) the
     /// live ones, [`retire`](Self::retire) the rest (an epoch past its
     /// grace is deleted unread, so damage to a store nobody needs any more
     /// never stops a start).
     ///
     /// # Errors
     /// The directory cannot be read, or a file in it not deleted.
-    pub(crate) fn scan(&self) -> io::Result<(Vec<u64>, Vec<u64>)> {
-        let (mut keys, mut stores) = (Vec::new(), Vec::new());
-        for entry in fs::read_dir(&self.path).map_err(|e| err(&self.path, e))? {
-            let name = entry.map_err(|e| err(&self.path, e))?.file_name();
+    pub(crate) fn scan(&self) -> Result<Scanned, OpenError> {
+        let (mut keys, mut stores, mut temporaries) = (Vec::new(), Vec::new(), Vec::new());
+        for entry in fs::read_dir(&self.path).map_err(err(&self.path))? {
+            let name = entry.map_err(err(&self.path))?.file_name();
             let name = name.to_string_lossy();
             let temporary = name.starts_with(".epoch-") || name.starts_with(".node.secret.");
             if temporary && name.ends_with(".tmp") {
                 let temp = self.path.join(&*name);
-                fs::remove_file(&temp).map_err(|e| err(&temp, e))?;
+                fs::remove_file(&temp).map_err(err(&temp))?;
+                temporaries.push(temp);
                 continue;
             }
             let Some(rest) = name.strip_prefix("epoch-") else {
@@ -205,9 +216,10 @@ impl PersistDir {
         stores.sort_unstable();
         for orphan in &stores {
             let path = self.store_path(*orphan);
-            fs::remove_file(&path).map_err(|e| err(&path, e))?;
+            fs::remove_file(&path).map_err(err(&path))?;
         }
-        Ok((keys, stores))
+        temporaries.sort_unstable();
+        Ok((keys, stores, temporaries))
     }
 
     /// Epoch `number`'s key and store.
@@ -216,7 +228,7 @@ impl PersistDir {
     /// A key file that does not parse, a key without its store, or a store
     /// that does not open (missing, truncated, corrupt, another key's):
     /// each names the file.
-    pub(crate) fn open(&self, number: u64) -> io::Result<Found> {
+    pub(crate) fn open(&self, number: u64) -> Result<Found, OpenError> {
         let key_path = self.key_path(number);
         let store_path = self.store_path(number);
         let checked = check_file(&key_path)?;
@@ -224,24 +236,24 @@ impl PersistDir {
             check_file(&store_path)?;
         }
         let text = Zeroizing::new(read_checked(&key_path, &checked)?);
-        let key = PrivateKey::from_pem(&text).map_err(|e| err(&key_path, e))?;
+        let key = PrivateKey::from_pem(&text).map_err(|e| OpenError::key(&key_path, e))?;
         if !store_path.exists() {
-            return Err(StoreError {
+            return Err(OpenError::Store {
                 path: store_path,
-                what: format!(
+                reason: format!(
                     "missing, but its key {} is here: refusing to start with an empty replay \
                      cache (it would accept replays)",
                     key_path.display()
                 ),
-            }
-            .into());
+            });
         }
         let store = Store::open(
             &store_path,
             number,
             key.public_key(),
             &self.mark(number, key.public_key()),
-        )?;
+        )
+        .map_err(OpenError::from)?;
         Ok(Found { number, key, store })
     }
 
@@ -261,7 +273,7 @@ impl PersistDir {
         key: &PrivateKey,
         started: SystemTime,
         ahead: bool,
-    ) -> io::Result<Store> {
+    ) -> Result<Store, OpenError> {
         self.discard(number)?;
         self.try_create(number, key, started, ahead)
             .inspect_err(|_| {
@@ -275,7 +287,7 @@ impl PersistDir {
         key: &PrivateKey,
         started: SystemTime,
         ahead: bool,
-    ) -> io::Result<Store> {
+    ) -> Result<Store, OpenError> {
         let mark = self.mark(number, key.public_key());
         let store = Store::create(
             &self.store_path(number),
@@ -284,7 +296,8 @@ impl PersistDir {
             started,
             &mark,
             ahead,
-        )?;
+        )
+        .map_err(StoreError::into_io)?;
         sync_dir(&self.path)?;
         write_key(&self.key_path(number), &key.to_pem()[..])?;
         sync_dir(&self.path)?;
@@ -293,14 +306,14 @@ impl PersistDir {
 
     /// Delete every file of epoch `number` (key, store, temporary key
     /// files), durably; nothing to do (no call) if there is none.
-    fn discard(&self, number: u64) -> io::Result<()> {
+    fn discard(&self, number: u64) -> Result<(), OpenError> {
         let (final_name, temp_name) = (
             format!("epoch-{number:08}."),
             format!(".epoch-{number:08}.key."),
         );
         let mut removed = false;
-        for entry in fs::read_dir(&self.path).map_err(|e| err(&self.path, e))? {
-            let name = entry.map_err(|e| err(&self.path, e))?.file_name();
+        for entry in fs::read_dir(&self.path).map_err(err(&self.path))? {
+            let name = entry.map_err(err(&self.path))?.file_name();
             let text = name.to_string_lossy();
             if text.starts_with(&final_name) || text.starts_with(&temp_name) {
                 let path = self.path.join(&name);
@@ -319,7 +332,7 @@ impl PersistDir {
     ///
     /// # Errors
     /// Any I/O error but a file already gone.
-    pub(crate) fn retire(&self, number: u64, key_gone: impl FnOnce()) -> io::Result<()> {
+    pub(crate) fn retire(&self, number: u64, key_gone: impl FnOnce()) -> Result<(), OpenError> {
         remove(&self.key_path(number))?;
         sync_dir(&self.path)?;
         key_gone();
@@ -329,9 +342,9 @@ impl PersistDir {
 }
 
 /// Remove the file `path`; one already gone is no error.
-fn remove(path: &Path) -> io::Result<()> {
+fn remove(path: &Path) -> Result<(), OpenError> {
     match unlink(path) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(err(path, e)),
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(OpenError::io(path, e)),
         _ => Ok(()),
     }
 }
@@ -340,23 +353,23 @@ fn remove(path: &Path) -> io::Result<()> {
 /// directory holds no epoch yet. Epochs without it were not made here (or
 /// by 0.1, which had none): refused, as their keys may be known to
 /// someone else.
-fn secret(dir: &Path) -> io::Result<Zeroizing<[u8; 32]>> {
+fn secret(dir: &Path) -> Result<Zeroizing<[u8; 32]>, OpenError> {
     let path = dir.join(SECRET);
     let mut secret = Zeroizing::new([0u8; 32]);
     if fs::symlink_metadata(&path).is_ok() {
         let checked = check_file(&path)?;
         let bytes = Zeroizing::new(read_checked(&path, &checked)?);
         if bytes.len() != secret.len() {
-            return Err(err(&path, "not 32 bytes long"));
+            return Err(OpenError::key(&path, "not 32 bytes long"));
         }
         secret.copy_from_slice(&bytes);
         return Ok(secret);
     }
-    for entry in fs::read_dir(dir).map_err(|e| err(dir, e))? {
-        let name = entry.map_err(|e| err(dir, e))?.file_name();
+    for entry in fs::read_dir(dir).map_err(err(dir))? {
+        let name = entry.map_err(err(dir))?.file_name();
         let name = name.to_string_lossy();
         if name.starts_with("epoch-") && name.ends_with(".key") {
-            return Err(err(
+            return Err(OpenError::key(
                 &path,
                 format!(
                     "missing, but {name} is here: epochs this node did not make (or that 0.1 \
@@ -365,7 +378,8 @@ fn secret(dir: &Path) -> io::Result<Zeroizing<[u8; 32]>> {
             ));
         }
     }
-    getrandom::fill(&mut secret[..]).map_err(|e| err(&path, format!("OS RNG: {e}")))?;
+    getrandom::fill(&mut secret[..])
+        .map_err(|e| OpenError::io(&path, io::Error::other(format!("OS RNG: {e}"))))?;
     write_key(&path, &secret[..])?;
     sync_dir(dir)?;
     Ok(secret)
@@ -379,16 +393,16 @@ fn euid() -> u32 {
 
 /// The directory (open as `handle`) is a directory, owned by this user
 /// and writable by nobody else.
-fn check_dir(path: &Path, handle: &File) -> io::Result<()> {
-    let meta = handle.metadata().map_err(|e| err(path, e))?;
+fn check_dir(path: &Path, handle: &File) -> Result<(), OpenError> {
+    let meta = handle.metadata().map_err(err(path))?;
     if !meta.is_dir() {
-        return Err(err(path, "not a directory"));
+        return Err(OpenError::permissions(path, "not a directory"));
     }
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
         if meta.uid() != euid() {
-            return Err(err(
+            return Err(OpenError::permissions(
                 path,
                 format!(
                     "owned by user {}, not by this process's ({})",
@@ -398,7 +412,7 @@ fn check_dir(path: &Path, handle: &File) -> io::Result<()> {
             ));
         }
         if meta.mode() & 0o022 != 0 {
-            return Err(err(
+            return Err(OpenError::permissions(
                 path,
                 format!(
                     "mode {:o}: writable by group or others, who could plant or swap keys (chmod 0700)",
@@ -413,19 +427,22 @@ fn check_dir(path: &Path, handle: &File) -> io::Result<()> {
 /// A key or store: a regular file, not a symbolic link, owned by this
 /// user, neither readable nor writable by group or others. Returns what
 /// was checked.
-fn check_file(path: &Path) -> io::Result<fs::Metadata> {
-    let meta = fs::symlink_metadata(path).map_err(|e| err(path, e))?;
+fn check_file(path: &Path) -> Result<fs::Metadata, OpenError> {
+    let meta = fs::symlink_metadata(path).map_err(err(path))?;
     if meta.file_type().is_symlink() {
-        return Err(err(path, "a symbolic link: refusing to follow it"));
+        return Err(OpenError::permissions(
+            path,
+            "a symbolic link: refusing to follow it",
+        ));
     }
     if !meta.is_file() {
-        return Err(err(path, "not a regular file"));
+        return Err(OpenError::permissions(path, "not a regular file"));
     }
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
         if meta.uid() != euid() {
-            return Err(err(
+            return Err(OpenError::permissions(
                 path,
                 format!(
                     "owned by user {}, not by this process's ({})",
@@ -435,7 +452,7 @@ fn check_file(path: &Path) -> io::Result<fs::Metadata> {
             ));
         }
         if meta.mode() & 0o077 != 0 {
-            return Err(err(
+            return Err(OpenError::permissions(
                 path,
                 format!(
                     "mode {:o}: open to group or others (the node makes it 0600)",
@@ -449,37 +466,41 @@ fn check_file(path: &Path) -> io::Result<fs::Metadata> {
 
 /// Read the file `path` whose name [`check_file`] checked as `checked`,
 /// refusing if what was opened is another file (swapped in between).
-fn read_checked(path: &Path, checked: &fs::Metadata) -> io::Result<Vec<u8>> {
-    let mut file = File::open(path).map_err(|e| err(path, e))?;
+fn read_checked(path: &Path, checked: &fs::Metadata) -> Result<Vec<u8>, OpenError> {
+    let mut file = File::open(path).map_err(err(path))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        let opened = file.metadata().map_err(|e| err(path, e))?;
+        let opened = file.metadata().map_err(err(path))?;
         if (opened.dev(), opened.ino()) != (checked.dev(), checked.ino()) {
-            return Err(err(path, "replaced while it was being checked"));
+            return Err(OpenError::permissions(
+                path,
+                "replaced while it was being checked",
+            ));
         }
     }
     #[cfg(not(unix))]
     let _ = checked;
     // Sized at once: no reallocation leaves copies of the key behind.
     let mut bytes = Vec::with_capacity(usize::try_from(checked.len()).unwrap_or(0) + 1);
-    io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| err(path, e))?;
+    io::Read::read_to_end(&mut file, &mut bytes).map_err(err(path))?;
     Ok(bytes)
 }
 
 /// `fsync` a directory, so that names made or removed in it are durable.
-fn sync_dir(path: &Path) -> io::Result<()> {
+fn sync_dir(path: &Path) -> Result<(), OpenError> {
     fault::check(path, Point::DirSync)
         .and_then(|()| File::open(path))
         .and_then(|d| d.sync_all())
-        .map_err(|e| err(path, e))
+        .map_err(err(path))
 }
 
 /// Write `bytes` to a new file `target` of mode 0600, atomically: whole or
 /// not at all, never over an existing file.
-fn write_key(target: &Path, bytes: &[u8]) -> io::Result<()> {
+fn write_key(target: &Path, bytes: &[u8]) -> Result<(), OpenError> {
     let mut nonce = [0u8; 8];
-    getrandom::fill(&mut nonce).map_err(|e| io::Error::other(format!("OS RNG: {e}")))?;
+    getrandom::fill(&mut nonce)
+        .map_err(|e| OpenError::io(target, io::Error::other(format!("OS RNG: {e}"))))?;
     let mut name = OsString::from(".");
     name.push(target.file_name().unwrap_or_default());
     name.push(format!(".{:016x}.tmp", u64::from_le_bytes(nonce)));
@@ -500,8 +521,8 @@ fn write_key(target: &Path, bytes: &[u8]) -> io::Result<()> {
         .and_then(|()| fs::hard_link(&temp, target));
     // The temporary name holds the whole key: not removing it is an error
     // (the caller deletes what it can, and start-up every one left).
-    let removed = unlink(&temp).map_err(|e| err(&temp, e));
-    linked.map_err(|e| err(target, e)).and(removed)
+    let removed = unlink(&temp).map_err(err(&temp));
+    linked.map_err(err(target)).and(removed)
 }
 
 /// Remove the file `path`.

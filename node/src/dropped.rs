@@ -116,8 +116,34 @@ impl From<kemsphinx::Error> for Dropped {
 }
 
 /// Datagrams dropped so far, per [`Dropped`] reason.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+///
+/// `Debug` and `Display` name each reason ([`Dropped::name`]) with its
+/// count: `{:?}` prints `DropCounts { length: 0, replay: 2, … }`, `{}`
+/// prints `length 0, replay 2, …`, for a node's log.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
 pub struct DropCounts([u64; Dropped::ALL.len()]);
+
+impl std::fmt::Debug for DropCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut s = f.debug_struct("DropCounts");
+        for (why, n) in self.iter() {
+            s.field(why.name(), &n);
+        }
+        s.finish()
+    }
+}
+
+impl std::fmt::Display for DropCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, (why, n)) in self.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{} {n}", why.name())?;
+        }
+        Ok(())
+    }
+}
 
 impl DropCounts {
     /// How many were dropped for `why`.
@@ -142,6 +168,7 @@ pub(crate) struct DropCounters([AtomicU64; Dropped::ALL.len()]);
 
 impl DropCounters {
     pub(crate) fn add(&self, why: Dropped) {
+        crate::instrument::dropped(why);
         if let Some(c) = self.0.get(why.index()) {
             c.fetch_add(1, Ordering::Relaxed);
         }

@@ -209,6 +209,13 @@ pub struct Resumed {
     pub epochs: Vec<(u64, u64)>,
     /// Epochs found past their grace, whose files were deleted.
     pub retired: Vec<u64>,
+    /// Epochs made fresh at the start (new key and store): epoch 0 when
+    /// the directory held none, and with [`EpochPolicy::publish_ahead`]
+    /// a next epoch when none was found (its key is to be published).
+    pub made: Vec<u64>,
+    /// Temporary files a killed write left (each a whole private key or
+    /// secret), deleted.
+    pub temporaries: Vec<std::path::PathBuf>,
     /// What the restart changed or found changed about which key is
     /// current (empty when the epochs resumed as they were).
     pub changes: Vec<ResumeChange>,

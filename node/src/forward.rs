@@ -163,12 +163,18 @@ impl ForwardCounts {
         }
     }
 
+    /// Each drop reason with its count, in [`Discarded::ALL`]'s order.
+    pub fn iter(&self) -> impl Iterator<Item = (Discarded, u64)> + '_ {
+        Discarded::ALL.into_iter().map(|why| (why, self.get(why)))
+    }
+
     /// All drops.
     pub fn discarded(&self) -> u64 {
         Discarded::ALL.iter().map(|&why| self.get(why)).sum()
     }
 
     fn add(&mut self, why: Discarded) {
+        crate::instrument::discarded(why);
         let n = match why {
             Discarded::QueueFull => &mut self.queue_full,
             Discarded::DelayTooLong => &mut self.delay_too_long,
@@ -176,6 +182,18 @@ impl ForwardCounts {
             Discarded::Stopped => &mut self.stopped,
         };
         *n += 1;
+    }
+}
+
+/// For a node's log: `held 5, released 3, queue_full 1, …` (each drop
+/// by [`Discarded::name`]).
+impl std::fmt::Display for ForwardCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "held {}, released {}", self.held, self.released)?;
+        for (why, n) in self.iter() {
+            write!(f, ", {} {n}", why.name())?;
+        }
+        Ok(())
     }
 }
 

@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use kemsphinx::ReplayTag;
 
+use crate::health::Recorder;
 use crate::store::{Store, StoreError};
 
 /// A commit starts at most this long after the previous one started (or
@@ -97,6 +98,8 @@ pub(crate) struct Journal {
     commits: AtomicU64,
     /// The last commit failure, until taken for the node's log.
     error: Mutex<Option<StoreError>>,
+    /// What [`Keyring::health`](crate::Keyring::health) reads.
+    pub(crate) health: Recorder,
 }
 
 impl Journal {
@@ -114,14 +117,17 @@ impl Journal {
             failing: AtomicBool::new(false),
             commits: AtomicU64::new(0),
             error: Mutex::new(None),
+            health: Recorder::default(),
         }
     }
 
     /// Queue `tag` for `store`; returns its group.
     pub(crate) fn add(&self, store: &Arc<Store>, tag: ReplayTag) -> u64 {
         let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        let first = queue.tags.is_empty();
         queue.tags.push((Arc::clone(store), tag));
         let group = queue.next;
+        self.health.added(group, first);
         drop(queue);
         self.wake.notify_one();
         group
@@ -209,7 +215,9 @@ impl Journal {
                 // A retired epoch's key is gone: its packets can never be
                 // unwrapped again, so its tags need no commit (its store
                 // may be deleted already, and a retry would fail for ever).
+                let before = tags.len();
                 tags.retain(|(store, _)| !store.is_retired());
+                self.health.dropped(before - tags.len());
                 (group, tags, queue.stop)
             };
             if tags.is_empty() && stop {
@@ -218,6 +226,7 @@ impl Journal {
             let started = Instant::now();
             match commit(&tags) {
                 Ok(()) => {
+                    self.health.committed(group, tags.len(), started.elapsed());
                     self.commits.fetch_add(1, Ordering::Relaxed);
                     self.failing.store(false, Ordering::Relaxed);
                     let mut durable = self.durable.lock().unwrap_or_else(PoisonError::into_inner);
@@ -228,6 +237,7 @@ impl Journal {
                 }
                 Err(e) => {
                     self.failing.store(true, Ordering::Relaxed);
+                    self.health.failed(e.to_string(), true);
                     *self.error.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
                     let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
                     let newer = std::mem::replace(&mut queue.tags, tags);

@@ -13,27 +13,14 @@ use rand_core::UnwrapErr;
 
 use crate::dir::{Found, PersistDir};
 use crate::dropped::DropCounters;
-use crate::epochs::{Epoch, EpochPolicy, PolicyError, ResumeChange, Resumed, Turn};
+use crate::epochs::{Epoch, EpochPolicy, ResumeChange, Resumed, Turn};
+use crate::error::OpenError;
 use crate::journal::{Journal, NotDurable, Ticket};
 use crate::store::Store;
 use crate::{DropCounts, Dropped};
 
 /// After a failed attempt to write a new epoch's files, the next one.
 const CREATE_RETRY: Duration = Duration::from_secs(1);
-
-/// A keyring could not be made or opened.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum OpenError {
-    /// The [`EpochPolicy`] does not hold together.
-    #[error("epoch policy: {0}")]
-    Policy(#[from] PolicyError),
-    /// Disk mode: a key or store that does not load (the message names
-    /// the file), a directory another process holds, or files that
-    /// cannot be written.
-    #[error(transparent)]
-    Disk(#[from] std::io::Error),
-}
 
 /// A packet the keyring let through: unwrapped in place, its tag
 /// remembered in its epoch's filter.
@@ -187,16 +174,22 @@ impl Keyring {
     /// of every packet forwarded since the copy was made.
     ///
     /// # Errors
-    /// The policy, or [`OpenError::Disk`]: a key or store that does not
-    /// load (each error names its file), a directory in use by another
-    /// process, a directory or file that others may write (or read, for
-    /// keys and stores), a symbolic link, a key or store this directory
-    /// did not make, or files that cannot be written.
+    /// [`OpenError::Policy`]; [`OpenError::Locked`]: a directory in use
+    /// by another process; [`OpenError::Permissions`]: a directory or
+    /// file that others may write (or read, for keys and stores), or a
+    /// symbolic link; [`OpenError::Key`]: a key file that does not load,
+    /// or epochs without the directory's `node.secret`;
+    /// [`OpenError::Store`]: a store missing beside its key, damaged, or
+    /// not bound to its key and this directory; [`OpenError::Io`]: files
+    /// that cannot be read or written. Each names its file.
     pub fn open(policy: EpochPolicy, dir: &Path) -> Result<(Self, Resumed), OpenError> {
         policy.check()?;
         let dir = PersistDir::new(dir)?;
-        let (mut numbers, keyless) = dir.scan()?;
-        let mut resumed = Resumed::default();
+        let (mut numbers, keyless, temporaries) = dir.scan()?;
+        let mut resumed = Resumed {
+            temporaries,
+            ..Resumed::default()
+        };
         resumed.changes.extend(
             keyless
                 .into_iter()
@@ -210,7 +203,7 @@ impl Keyring {
             let n = f
                 .store
                 .for_each(|tag| e.restore(tag))
-                .map_err(std::io::Error::from)?;
+                .map_err(OpenError::from)?;
             resumed.epochs.push((f.number, n));
             e.store = Some(Arc::new(f.store));
             Ok(e)
@@ -229,7 +222,10 @@ impl Keyring {
             now.checked_sub(age).unwrap_or(now)
         });
         let (current, previous) = match newest {
-            None => (make(0, false)?, None),
+            None => {
+                resumed.made.push(0);
+                (make(0, false)?, None)
+            }
             Some(newest) => {
                 let older = numbers.pop();
                 let mut current = load(newest, &mut resumed)?;
@@ -250,7 +246,10 @@ impl Keyring {
         };
         let next = match found_next {
             Some(f) => Some(load(f, &mut resumed)?),
-            None if policy.publish_ahead => Some(make(current.number + 1, true)?),
+            None if policy.publish_ahead => {
+                resumed.made.push(current.number + 1);
+                Some(make(current.number + 1, true)?)
+            }
             None => None,
         };
         // Past their grace: deleted unread.
@@ -265,7 +264,8 @@ impl Keyring {
             let journal = Arc::clone(&journal);
             std::thread::Builder::new()
                 .name("replay-commit".into())
-                .spawn(move || journal.run_committer())?
+                .spawn(move || journal.run_committer())
+                .map_err(|e| OpenError::io(dir.path(), e))?
         };
         let disk = Disk {
             dir,
@@ -350,6 +350,30 @@ impl Keyring {
         self.disk.as_ref().map(|d| &*d.journal)
     }
 
+    /// Disk mode: what [`health`](Self::health) reads beside the epochs.
+    pub(crate) fn recorder(&self) -> Option<&crate::health::Recorder> {
+        self.journal().map(|j| &j.health)
+    }
+
+    /// Call `f` on each live epoch (role, number, tags taken, when it
+    /// started), for [`health`](Self::health).
+    pub(crate) fn each_live(&self, mut f: impl FnMut(crate::health::Role, u64, usize, Instant)) {
+        use crate::health::Role;
+        let live = self.live();
+        f(
+            Role::Current,
+            live.current.number,
+            live.current.taken(),
+            live.current.started,
+        );
+        if let Some((e, _)) = &live.previous {
+            f(Role::Previous, e.number, e.taken(), e.started);
+        }
+        if let Some(e) = &live.next {
+            f(Role::Next, e.number, e.taken(), e.started);
+        }
+    }
+
     fn live(&self) -> std::sync::RwLockReadGuard<'_, Live> {
         self.live.read().unwrap_or_else(PoisonError::into_inner)
     }
@@ -383,6 +407,7 @@ impl Keyring {
         match &result {
             Ok(_) => {
                 self.accepted.fetch_add(1, Ordering::Relaxed);
+                crate::instrument::accepted();
             }
             Err(why) => self.drops.add(*why),
         }
@@ -432,6 +457,16 @@ impl Keyring {
     fn taken(&self, live: &Live, by: &Epoch, taken: usize) {
         let turns = by.number == live.current.number
             || live.next.as_ref().is_some_and(|n| n.number == by.number);
+        #[cfg(feature = "metrics")]
+        crate::instrument::fill(
+            match (by.number == live.current.number, turns) {
+                (true, _) => crate::health::Role::Current,
+                (false, true) => crate::health::Role::Next,
+                (false, false) => crate::health::Role::Previous,
+            },
+            taken,
+            self.policy.capacity,
+        );
         if taken == self.policy.rotate_after && turns {
             *self.turn_due.lock().unwrap_or_else(PoisonError::into_inner) = true;
             self.turn_wake.notify_all();
@@ -640,6 +675,8 @@ impl Keyring {
     /// a fixed tick could let the epoch reach its capacity and refuse
     /// packets first.
     pub fn wait_for_turn(&self, timeout: Duration) -> bool {
+        #[cfg(feature = "metrics")]
+        self.publish_fill();
         let due = self.turn_due.lock().unwrap_or_else(PoisonError::into_inner);
         let (mut due, _) = self
             .turn_wake
@@ -649,6 +686,9 @@ impl Keyring {
     }
 
     fn set_disk_error(&self, e: String) {
+        if let Some(r) = self.recorder() {
+            r.failed(e.clone(), false);
+        }
         *self
             .disk_error
             .lock()

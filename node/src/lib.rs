@@ -5,24 +5,30 @@
 mod dir;
 mod dropped;
 mod epochs;
+mod error;
 mod fault;
 mod filter;
 mod forward;
 pub mod framing;
+mod health;
+mod instrument;
 mod journal;
 mod keyring;
 mod pending;
+mod report;
 mod selfcheck;
 mod store;
 
 pub use dropped::{DropCounts, Dropped};
 pub use epochs::{EpochPolicy, PolicyError, ResumeChange, Resumed, Turn};
+pub use error::OpenError;
 pub use forward::{
     Discarded, Due, ForwardCounts, ForwardPolicy, Forwarder, Outgoing, Refused, SURB_REPLY_LEN,
 };
 pub use framing::{Framed, FramingError};
+pub use health::{CommitLatency, EpochHealth, Health, RECENT, Role};
 pub use journal::{GROUP_INTERVAL, NotDurable, RETRY, Ticket};
-pub use keyring::{Accepted, EpochStatus, Keyring, OpenError};
+pub use keyring::{Accepted, EpochStatus, Keyring};
 pub use selfcheck::{SelfCheck, SelfCheckError, self_check};
 
 /// The packet library this crate is built on, re-exported so a node names

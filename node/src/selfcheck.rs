@@ -92,11 +92,13 @@ pub fn self_check(time: Duration) -> Result<SelfCheck, SelfCheckError> {
     for c in counts {
         total += c?;
     }
-    Ok(SelfCheck {
+    let check = SelfCheck {
         one_core,
         all_cores: rate(total, elapsed),
         cores,
-    })
+    };
+    crate::instrument::self_check(&check);
+    Ok(check)
 }
 
 #[cfg(test)]

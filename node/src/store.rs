@@ -40,6 +40,7 @@ use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::error::OpenError;
 use kemsphinx::{PublicKey, ReplayTag};
 use redb::{Database, Durability, ReadOnlyTable, ReadableDatabase, ReadableTable, TableDefinition};
 
@@ -75,9 +76,24 @@ impl fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
-impl From<StoreError> for io::Error {
+/// A store found wrong on start: [`OpenError::Store`], naming it.
+impl From<StoreError> for OpenError {
     fn from(e: StoreError) -> Self {
-        io::Error::other(e.to_string())
+        OpenError::Store {
+            path: e.path,
+            reason: e.what,
+        }
+    }
+}
+
+impl StoreError {
+    /// A store that could not be made (a new epoch's): the disk's fault,
+    /// not the file's ([`OpenError::Io`]).
+    pub(crate) fn into_io(self) -> OpenError {
+        OpenError::Io {
+            path: self.path,
+            source: io::Error::other(self.what),
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use rand_core::SeedableRng;
 
 use super::disk::{names, policy, scratch, tag};
 use crate::fault::{self, Point};
-use crate::{EpochPolicy, Keyring, Turn};
+use crate::{EpochPolicy, Keyring, OpenError, Turn};
 
 const HOUR: Duration = Duration::from_secs(3600);
 /// How long after a failure [`Keyring::turn`] tries a new epoch again.
@@ -300,6 +300,36 @@ fn a_failed_retirement_is_finished_later_and_rotation_goes_on() {
             "{point:?}#{skip}"
         );
         drop(keyring);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// An I/O error while a fresh directory is set up (its `node.secret`'s
+/// directory `fsync`, then its first store's file) is [`OpenError::Io`]
+/// naming the directory or file, with the I/O error as its source: the
+/// disk, not a file in the directory, is what an operator looks at.
+#[test]
+fn an_io_error_on_start_is_open_error_io_naming_its_path() {
+    use std::error::Error as _;
+    for (point, name) in [
+        (Point::DirSync, "io-dirsync"),
+        (Point::StoreFile, "io-storefile"),
+    ] {
+        let dir = scratch(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        fault::arm(&dir, point, 0, u32::MAX);
+        let e = Keyring::open(policy(), &dir).expect_err("an injected I/O error");
+        fault::disarm(&dir);
+        println!("{point:?}: {e}");
+        let OpenError::Io { path, .. } = &e else {
+            panic!("{point:?}: not Io: {e:?}");
+        };
+        assert!(path.starts_with(&dir), "{point:?}: {}", path.display());
+        let source = e.source().map(ToString::to_string).unwrap_or_default();
+        assert!(source.contains("injected fault"), "{point:?}: {source}");
+        assert_eq!(e.path(), Some(path.as_path()));
+        // Nothing was found wrong: once the disk is back, it starts.
+        drop(Keyring::open(policy(), &dir).unwrap());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

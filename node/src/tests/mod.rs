@@ -7,6 +7,7 @@
     clippy::panic
 )]
 
+mod diag;
 mod disk;
 mod epochs;
 mod faults;

@@ -10,7 +10,7 @@ use rand_core::SeedableRng;
 
 use super::disk::{policy, scratch, tag};
 use crate::dir::PersistDir;
-use crate::{EpochPolicy, Keyring, ResumeChange, Turn};
+use crate::{EpochPolicy, Keyring, OpenError, ResumeChange, Turn};
 
 const DAY: Duration = Duration::from_secs(86_400);
 
@@ -139,7 +139,10 @@ fn deleting_a_file_does_not_defeat_the_lock() {
         std::fs::remove_file(entry.unwrap().path()).unwrap();
     }
     let second = Keyring::open(policy(), &dir);
-    assert!(second.is_err(), "a second user took the directory");
+    assert!(
+        matches!(second, Err(OpenError::Locked { .. })),
+        "a second user took the directory: {second:?}"
+    );
     drop(first);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -169,7 +172,8 @@ mod unix {
         let mut accepted = Vec::new();
         let check = |what: &str, accepted: &mut Vec<String>| match Keyring::open(policy(), &dir) {
             Ok(_) => accepted.push(what.to_owned()),
-            Err(e) => println!("{what}: {e}"),
+            Err(e @ crate::OpenError::Permissions { .. }) => println!("{what}: {e}"),
+            Err(e) => panic!("{what}: not a Permissions error: {e:?}"),
         };
         chmod(&dir, 0o777);
         check("a 0777 directory", &mut accepted);
@@ -235,13 +239,23 @@ fn a_planted_key_and_store_are_refused() {
             keyring.current().number,
             resumed
         ),
-        Err(e) => println!("refused: {e}"),
+        Err(e) => {
+            assert!(
+                matches!(&e, OpenError::Store { path, .. } if *path == dir.join("epoch-00000001.redb")),
+                "{e:?}"
+            );
+            println!("refused: {e}");
+        }
     }
     // A directory whose secret is gone (or one 0.1 made) is refused too.
     std::fs::remove_file(dir.join("epoch-00000001.key")).unwrap();
     drop(Keyring::open(policy(), &dir).unwrap());
     std::fs::remove_file(dir.join("node.secret")).unwrap();
     let e = Keyring::open(policy(), &dir).expect_err("epochs without the secret");
+    assert!(
+        matches!(&e, OpenError::Key { path, .. } if *path == dir.join("node.secret")),
+        "{e:?}"
+    );
     println!("refused: {e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

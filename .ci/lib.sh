@@ -24,7 +24,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 RUSTCRYPTO=(--no-default-features --features std,pem,rustcrypto)
 # The tests that exercise the KEM and the packet paths on a backend or a
 # code path other than the default one.
-KEM_TESTS=(--test conformance --test roundtrip --test no_alloc --test kem --test kem_backends --test upstream --test hpqc --test unwrap_batch)
+KEM_TESTS=(--test conformance --test roundtrip --test no_alloc --test kem --test kem_backends --test upstream --test hpqc --test unwrap_batch --test batch_vectors)
 
 _ci_name=${0##*/}
 _ci_step=""

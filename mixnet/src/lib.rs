@@ -139,6 +139,7 @@ impl Config {
             length: self.epoch,
             grace: self.grace,
             publish_ahead: false,
+            schedule: None,
         }
     }
 }

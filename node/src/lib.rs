@@ -12,6 +12,7 @@ pub mod framing;
 mod journal;
 mod keyring;
 mod pending;
+mod schedule;
 mod selfcheck;
 mod store;
 
@@ -23,6 +24,7 @@ pub use forward::{
 pub use framing::{Framed, FramingError};
 pub use journal::{GROUP_INTERVAL, NotDurable, RETRY, Ticket};
 pub use keyring::{Accepted, EpochStatus, Keyring, OpenError};
+pub use schedule::{EpochTime, Schedule};
 pub use selfcheck::{SelfCheck, SelfCheckError, self_check};
 
 /// The packet library this crate is built on, re-exported so a node names

@@ -10,4 +10,5 @@
 mod disk;
 mod epochs;
 mod faults;
+mod schedule;
 mod types;

@@ -72,7 +72,9 @@ pub struct EpochPolicy {
     /// PKI first, is not dropped at the change. The next epoch's filter
     /// takes those packets' tags and keeps them when the epoch becomes
     /// current. In disk mode its key and store are on disk from the start
-    /// (so up to three epochs' keys are: previous, current, next).
+    /// (so up to three epochs' keys are: previous, current, next). With a
+    /// [`Schedule`], as many epochs ahead as [`Schedule::with_ahead`] asks
+    /// ([`Keyring::ahead`](crate::Keyring::ahead) lists their keys).
     pub publish_ahead: bool,
     /// Epochs on a PKI's clock ([`Schedule`]) rather than self-timed
     /// (`None`, the default).
@@ -138,6 +140,9 @@ pub enum PolicyError {
     /// The [`Schedule`]'s period is zero.
     #[error("the schedule's period is zero")]
     ZeroPeriod,
+    /// The [`Schedule`]'s epochs ahead are not in 1..=[`MAX_AHEAD`](crate::MAX_AHEAD).
+    #[error("the schedule's epochs ahead must lie in 1..=MAX_AHEAD")]
+    Ahead,
 }
 
 impl EpochPolicy {
@@ -173,7 +178,24 @@ impl EpochPolicy {
         if self.schedule.is_some_and(|s| s.period().is_zero()) {
             return Err(PolicyError::ZeroPeriod);
         }
+        if self
+            .schedule
+            .is_some_and(|s| !(1..=crate::MAX_AHEAD).contains(&s.ahead()))
+        {
+            return Err(PolicyError::Ahead);
+        }
         Ok(())
+    }
+
+    /// How many epochs' keys are made ahead: none without
+    /// `publish_ahead`, the schedule's [`Schedule::ahead`] with one, else
+    /// one.
+    pub(crate) fn ahead(&self) -> usize {
+        match (self.publish_ahead, self.schedule) {
+            (false, _) => 0,
+            (true, Some(s)) => usize::try_from(s.ahead()).unwrap_or(1),
+            (true, None) => 1,
+        }
     }
 
     /// Bytes of one epoch's Bloom filter (two live epochs take twice

@@ -15,7 +15,7 @@ use crate::dir::{Found, PersistDir};
 use crate::dropped::DropCounters;
 use crate::epochs::{Epoch, EpochPolicy, PolicyError, ResumeChange, Resumed, Turn};
 use crate::journal::{Journal, NotDurable, Ticket};
-use crate::schedule::Schedule;
+use crate::schedule::{MAX_AHEAD, Schedule};
 use crate::store::Store;
 use crate::{DropCounts, Dropped};
 
@@ -78,14 +78,18 @@ struct Live {
     /// With [`EpochPolicy::publish_ahead`]: the next epoch, its key
     /// published ahead.
     next: Option<Epoch>,
+    /// With a [`Schedule`] made ahead more than one epoch
+    /// ([`Schedule::with_ahead`]): the epochs after `next`, in order.
+    further: Vec<Epoch>,
 }
 
 impl Live {
-    /// The live epochs: current, previous, next.
+    /// The live epochs: current, previous, next, further.
     fn epochs(&self) -> impl Iterator<Item = &Epoch> {
         std::iter::once(&self.current)
             .chain(self.previous.as_ref().map(|(e, _)| e))
             .chain(self.next.as_ref())
+            .chain(self.further.iter())
     }
 }
 
@@ -197,10 +201,11 @@ impl Keyring {
         let now = Instant::now();
         let first = policy.schedule.map_or(0, |s| s.epoch(wall));
         let current = Epoch::new(&policy, first, key, now);
-        let next = policy
-            .publish_ahead
-            .then(|| Epoch::new(&policy, first.saturating_add(1), new_key(), now));
-        Ok(Self::with(policy, current, None, next, None))
+        let mut ahead = (1..=policy.ahead() as u64)
+            .map(|i| Epoch::new(&policy, first.saturating_add(i), new_key(), now));
+        let next = ahead.next();
+        let further = ahead.collect();
+        Ok(Self::with(policy, current, None, (next, further), None))
     }
 
     /// Disk mode in `dir` (created, mode 0700, if missing; locked against
@@ -270,6 +275,7 @@ impl Keyring {
             e.store = Some(Arc::new(store));
             Ok(e)
         };
+        let further = Self::further(&policy, &mut numbers, wall);
         let (newest, found_next) = Self::newest(&policy, &dir, &mut numbers, &mut resumed)?;
         // When the next epoch was made, the current one became current.
         let promoted = found_next.as_ref().map(|f| {
@@ -311,6 +317,15 @@ impl Keyring {
             None if policy.publish_ahead => Some(make(current.number.saturating_add(1), true)?),
             None => None,
         };
+        let mut further = further
+            .into_iter()
+            .map(|n| load(dir.open(n)?, &mut resumed))
+            .collect::<Result<Vec<_>, _>>()?;
+        // Keys made ahead that are missing (more asked than on disk).
+        while next.is_some() && further.len() + 1 < policy.ahead() {
+            let top = further.last().or(next.as_ref()).map_or(0, |e| e.number);
+            further.push(make(top.saturating_add(1), true)?);
+        }
         // Past their grace: deleted unread.
         resumed.retired.extend(numbers);
         resumed.epochs.sort_unstable();
@@ -331,9 +346,31 @@ impl Keyring {
             committer: Mutex::new(Some(committer)),
         };
         Ok((
-            Self::with(policy, current, previous, next, Some(disk)),
+            Self::with(policy, current, previous, (next, further), Some(disk)),
             resumed,
         ))
+    }
+
+    /// With a schedule and keys made more than one epoch ahead: the
+    /// epochs on disk after the next one, taken from the top of `numbers`
+    /// (oldest first) while the one below is still ahead of the clock
+    /// and two are left (current and next), at most `ahead - 1`.
+    fn further(policy: &EpochPolicy, numbers: &mut Vec<u64>, wall: SystemTime) -> Vec<u64> {
+        let Some(schedule) = policy.schedule else {
+            return Vec::new();
+        };
+        let target = schedule.epoch(wall);
+        let mut further = Vec::new();
+        while further.len() + 1 < policy.ahead()
+            && numbers.len() > 2
+            && numbers
+                .get(numbers.len().saturating_sub(2))
+                .is_some_and(|&n| n > target)
+        {
+            further.extend(numbers.pop());
+        }
+        further.reverse();
+        further
     }
 
     /// The newest epoch on disk, opened, and whether it is the next one:
@@ -381,7 +418,7 @@ impl Keyring {
         policy: EpochPolicy,
         current: Epoch,
         previous: Option<(Epoch, Instant)>,
-        next: Option<Epoch>,
+        (next, further): (Option<Epoch>, Vec<Epoch>),
         disk: Option<Disk>,
     ) -> Self {
         let current_number = current.number;
@@ -392,6 +429,7 @@ impl Keyring {
                 current,
                 previous,
                 next,
+                further,
             }),
             turning: Mutex::new(Turning::default()),
             drops: DropCounters::default(),
@@ -461,7 +499,7 @@ impl Keyring {
         // The key that unwrapped the last packet first, then the others
         // (current, previous, next).
         let last = self.last_epoch.load(Ordering::Relaxed);
-        let mut order: [Option<&Epoch>; 3] = [None; 3];
+        let mut order: [Option<&Epoch>; 2 + MAX_AHEAD as usize] = [None; 2 + MAX_AHEAD as usize];
         let candidates = live
             .epochs()
             .filter(|e| e.number == last)
@@ -550,7 +588,8 @@ impl Keyring {
     /// cannot be written (it would fail the same way), nor while a retired
     /// epoch's files could not be deleted (they are retried first), so no
     /// more than two epochs' keys (three with
-    /// [`EpochPolicy::publish_ahead`]) are ever on disk. Files are written and
+    /// [`EpochPolicy::publish_ahead`]; two plus [`Schedule::ahead`] with
+    /// a schedule) are ever on disk. Files are written and
     /// deleted outside the lock that [`receive`](Self::receive) takes:
     /// receiving threads wait only for the swap itself.
     ///
@@ -623,6 +662,12 @@ impl Keyring {
                     other => (fresh, other),
                 };
                 live.next = next;
+                // Epochs made further ahead move up; the fresh one goes last.
+                if next_starts && !live.further.is_empty() {
+                    let fresh = live.next.take();
+                    live.further.extend(fresh);
+                    live.next = Some(live.further.remove(0));
+                }
                 starting.started = at;
                 let number = starting.number;
                 let old = std::mem::replace(&mut live.current, starting);
@@ -650,7 +695,8 @@ impl Keyring {
             Plan::Skip { number } => {
                 let old = {
                     let mut live = self.live.write().unwrap_or_else(PoisonError::into_inner);
-                    live.next.take()
+                    let later = (!live.further.is_empty()).then(|| live.further.remove(0));
+                    std::mem::replace(&mut live.next, later)
                 };
                 self.delete(&mut turning, number, old.and_then(|e| e.store));
                 Some(Turn::Skipped { number })
@@ -658,7 +704,10 @@ impl Keyring {
             Plan::Ahead { number } => {
                 let fresh = self.fresh_epoch(&mut turning, (now, wall), number, true)?;
                 let mut live = self.live.write().unwrap_or_else(PoisonError::into_inner);
-                live.next = Some(fresh);
+                match live.next {
+                    None => live.next = Some(fresh),
+                    Some(_) => live.further.push(fresh),
+                }
                 Some(Turn::Ahead { number })
             }
         }
@@ -777,9 +826,10 @@ impl Keyring {
                 target: Some(target),
             });
         }
-        if self.policy.publish_ahead && live.next.is_none() {
+        let made = usize::from(live.next.is_some()) + live.further.len();
+        if made < self.policy.ahead() {
             return Some(Plan::Ahead {
-                number: live.current.number.saturating_add(1),
+                number: self.top_number(live).saturating_add(1),
             });
         }
         None
@@ -868,6 +918,20 @@ impl Keyring {
     /// to be published ahead of its start.
     pub fn next(&self) -> Option<EpochStatus> {
         self.live().next.as_ref().map(status)
+    }
+
+    /// With [`EpochPolicy::publish_ahead`]: every epoch whose key is made
+    /// ahead of its start, in order (epochs `N+1..=N+k` while `N` is
+    /// current, `k` the schedule's [`Schedule::ahead`], or one): the keys
+    /// a PKI publishes for the coming epochs. Empty without
+    /// `publish_ahead`.
+    pub fn ahead(&self) -> Vec<EpochStatus> {
+        let live = self.live();
+        live.next
+            .iter()
+            .chain(live.further.iter())
+            .map(status)
+            .collect()
     }
 
     /// The previous epoch, while its key still unwraps.

@@ -24,7 +24,7 @@ pub use forward::{
 pub use framing::{Framed, FramingError};
 pub use journal::{GROUP_INTERVAL, NotDurable, RETRY, Ticket};
 pub use keyring::{Accepted, EpochStatus, Keyring, OpenError};
-pub use schedule::{EpochTime, Schedule};
+pub use schedule::{EpochTime, MAX_AHEAD, Schedule};
 pub use selfcheck::{SelfCheck, SelfCheckError, self_check};
 
 /// The packet library this crate is built on, re-exported so a node names

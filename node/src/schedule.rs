@@ -49,7 +49,13 @@ use std::time::{Duration, SystemTime};
 pub struct Schedule {
     start: SystemTime,
     period: Duration,
+    ahead: u32,
 }
+
+/// The most epochs whose keys a keyring makes ahead
+/// ([`Schedule::with_ahead`]): every live key is a trial on a packet for
+/// none of them, so each costs a failed unwrap on such packets.
+pub const MAX_AHEAD: u32 = 4;
 
 /// Where a moment falls in a [`Schedule`], as Katzenpost's
 /// `epochtime.Now()` returns it.
@@ -71,10 +77,35 @@ const KATZENPOST_START_UNIX: u64 = 1_496_275_200;
 const KATZENPOST_PERIOD: Duration = Duration::from_secs(20 * 60);
 
 impl Schedule {
-    /// Epochs of `period` counted from `start`. A zero period is refused
-    /// by [`EpochPolicy::check`](crate::EpochPolicy::check).
+    /// Epochs of `period` counted from `start`, with one epoch's key
+    /// made ahead (with [`EpochPolicy::publish_ahead`](crate::EpochPolicy::publish_ahead)).
+    /// A zero period is refused by
+    /// [`EpochPolicy::check`](crate::EpochPolicy::check).
     pub const fn new(start: SystemTime, period: Duration) -> Self {
-        Self { start, period }
+        Self {
+            start,
+            period,
+            ahead: 1,
+        }
+    }
+
+    /// With [`EpochPolicy::publish_ahead`](crate::EpochPolicy::publish_ahead):
+    /// keep the keys of the next `epochs` epochs made and their packets
+    /// accepted (epochs `N+1..=N+epochs` while `N` is current), for a PKI
+    /// that publishes a node's keys that many epochs ahead. From 1 (the
+    /// default) to [`MAX_AHEAD`]; other values are refused by
+    /// [`EpochPolicy::check`](crate::EpochPolicy::check).
+    #[must_use]
+    pub const fn with_ahead(self, epochs: u32) -> Self {
+        Self {
+            ahead: epochs,
+            ..self
+        }
+    }
+
+    /// How many epochs' keys are made ahead ([`with_ahead`](Self::with_ahead)).
+    pub const fn ahead(&self) -> u32 {
+        self.ahead
     }
 
     /// Katzenpost's clock (`core/epochtime`): epoch 0 began 2017-06-01

@@ -25,7 +25,8 @@ fn schedule() -> Schedule {
 fn policy(publish_ahead: bool) -> EpochPolicy {
     EpochPolicy {
         capacity: 64,
-        fp_rate: 1e-3,
+        // Memory mode counts a false positive as a replay: none here.
+        fp_rate: 1e-12,
         rotate_after: 32,
         grace: GRACE,
         publish_ahead,
@@ -398,3 +399,121 @@ fn wait_for_turn_wakes_at_the_wall_clock_boundary() {
     assert!(SystemTime::now() >= start + period);
     assert_eq!(k.current().number, 1);
 }
+
+fn policy_ahead(k: u32) -> EpochPolicy {
+    EpochPolicy {
+        schedule: Some(schedule().with_ahead(k)),
+        ..policy(true)
+    }
+}
+
+fn numbers(k: &Keyring) -> Vec<u64> {
+    k.ahead().iter().map(|e| e.number).collect()
+}
+
+/// Keys made `k` epochs ahead: epochs N+1..=N+k while N is current, each
+/// keeping its key until it becomes current at its boundary; after a step
+/// forward the ones whose time is over are skipped and the rest move up.
+#[test]
+fn keys_are_made_as_many_epochs_ahead_as_the_schedule_asks() {
+    let k = Keyring::new_at(policy_ahead(3), key(7), begins(BASE)).unwrap();
+    assert_eq!(numbers(&k), [BASE + 1, BASE + 2, BASE + 3]);
+    assert_eq!(k.next().unwrap().number, BASE + 1);
+    let published = k.ahead();
+    let t = turns(&k, begins(BASE + 1));
+    assert_eq!(
+        t.first(),
+        Some(&Turn::Started {
+            number: BASE + 1,
+            took: 0,
+            by_count: false
+        })
+    );
+    assert_eq!(k.current().public_key, published[0].public_key);
+    assert_eq!(numbers(&k), [BASE + 2, BASE + 3, BASE + 4]);
+    assert_eq!(k.ahead()[..2], published[1..], "keys published stay");
+    // Step forward to BASE+3: BASE+2 is skipped, BASE+3 (published two
+    // epochs ago) becomes current, BASE+4 stays, two new ones are made
+    // (BASE+5 as BASE+3 starts, BASE+6 after).
+    let published = k.ahead();
+    let t = turns(&k, begins(BASE + 3) + Duration::from_secs(1));
+    assert_eq!(
+        t,
+        [
+            Turn::Retired {
+                number: BASE,
+                early: false
+            },
+            Turn::Skipped { number: BASE + 2 },
+            Turn::Started {
+                number: BASE + 3,
+                took: 0,
+                by_count: false
+            },
+            Turn::Retired {
+                number: BASE + 1,
+                early: false
+            },
+            Turn::Ahead { number: BASE + 6 },
+        ]
+    );
+    assert_eq!(k.current().number, BASE + 3);
+    assert_eq!(k.current().public_key, published[1].public_key);
+    assert_eq!(numbers(&k), [BASE + 4, BASE + 5, BASE + 6]);
+    assert_eq!(k.ahead()[0], published[2]);
+    // Without publish_ahead there are none.
+    let off = EpochPolicy {
+        publish_ahead: false,
+        ..policy_ahead(3)
+    };
+    assert!(
+        Keyring::new_at(off, key(8), begins(BASE))
+            .unwrap()
+            .ahead()
+            .is_empty()
+    );
+    for bad in [0, crate::MAX_AHEAD + 1] {
+        assert_eq!(policy_ahead(bad).check(), Err(PolicyError::Ahead));
+    }
+}
+
+/// The same in disk mode, across restarts: the keys made ahead are
+/// resumed with their numbers (none re-made, none made current early),
+/// also with the clock stepped back at the restart; a restart asking for
+/// more keys ahead makes them.
+#[test]
+fn keys_made_ahead_survive_restarts_in_disk_mode() {
+    let dir = scratch("sched-ahead-k");
+    let open_k = |k: u32, wall| {
+        let (ring, _resumed) = Keyring::open_at(policy_ahead(k), &dir, wall).unwrap();
+        ring
+    };
+    let mut ring = open_k(3, begins(BASE) + Duration::from_secs(2));
+    assert_eq!(numbers(&ring), [BASE + 1, BASE + 2, BASE + 3]);
+    assert_eq!(on_disk(&dir), files(&[BASE, BASE + 1, BASE + 2, BASE + 3]));
+    for n in BASE + 1..BASE + 8 {
+        let _ = turns(&ring, begins(n));
+        let (current, ahead) = (ring.current(), ring.ahead());
+        assert_eq!(numbers(&ring), [n + 1, n + 2, n + 3]);
+        drop(ring);
+        // At the boundary (previous in its grace), or with the clock
+        // stepped back three epochs.
+        let wall = if n % 2 == 0 { begins(n) } else { begins(n - 3) };
+        ring = open_k(3, wall);
+        assert_eq!(ring.current().public_key, current.public_key);
+        assert_eq!(ring.ahead(), ahead);
+        let _ = turns(&ring, begins(n) + GRACE);
+        assert_eq!(on_disk(&dir), files(&[n, n + 1, n + 2, n + 3]));
+    }
+    // Asked for two more ahead at a restart: made at once.
+    let n = BASE + 7;
+    drop(ring);
+    let ring = open_k(MAX, begins(n) + GRACE);
+    assert_eq!(ring.current().number, n);
+    let want: Vec<u64> = (n + 1..=n + u64::from(MAX)).collect();
+    assert_eq!(numbers(&ring), want);
+    drop(ring);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+const MAX: u32 = crate::MAX_AHEAD;

@@ -55,6 +55,7 @@ fuzz_target!(|data: &[u8]| {
         length: Duration::from_secs(10),
         grace: Duration::from_secs(5),
         publish_ahead: data.first().is_some_and(|b| b & 0x80 != 0),
+        schedule: None,
     };
     let keyring = Keyring::new(policy, PrivateKey::from_seed(&SEED)).unwrap();
     let mut now = Instant::now();

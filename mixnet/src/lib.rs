@@ -121,6 +121,7 @@ impl Default for Config {
                 length: Duration::from_secs(600),
                 grace: Duration::from_secs(30),
                 publish_ahead: false,
+                schedule: None,
             },
             forward: ForwardPolicy::default(),
             persist: None,

@@ -79,6 +79,7 @@ fn crash_child() {
         length: Duration::from_secs(3600),
         grace: Duration::from_secs(60),
         publish_ahead: false,
+        schedule: None,
     };
     let (keyring, resumed) = Keyring::open(policy, std::path::Path::new(&dir)).unwrap();
     let tags: u64 = resumed.epochs.iter().map(|(_, n)| n).sum();

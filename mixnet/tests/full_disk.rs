@@ -97,6 +97,7 @@ fn a_full_disk_stops_forwarding_but_never_checking() {
         length: Duration::from_secs(3600),
         grace: Duration::from_secs(60),
         publish_ahead: false,
+        schedule: None,
     };
     let (keyring, _) = Keyring::open(policy, &dir.join("node")).unwrap();
     let public = keyring.current().public_key;

@@ -21,6 +21,11 @@
 //! published ahead), so forced changes cannot pile up keys, filters or
 //! files.
 //!
+//! That is a self-timed node. On a PKI's clock
+//! ([`EpochPolicy::schedule`], [`crate::schedule`]) epochs are numbered
+//! and turned by the schedule alone, and a full epoch refuses instead of
+//! turning early.
+//!
 //! In disk mode each epoch also has a replay store ([`crate::store`]) and
 //! a key file ([`crate::dir`]): a tag the Bloom filter may have seen is
 //! looked up exactly (in the tags not yet durable, then in the store),
@@ -37,6 +42,7 @@ use crate::Dropped;
 use crate::filter::ReplayFilter;
 use crate::journal::Journal;
 use crate::pending::Pending;
+use crate::schedule::Schedule;
 use crate::store::Store;
 
 /// How a node's epochs turn over.
@@ -66,8 +72,31 @@ pub struct EpochPolicy {
     /// PKI first, is not dropped at the change. The next epoch's filter
     /// takes those packets' tags and keeps them when the epoch becomes
     /// current. In disk mode its key and store are on disk from the start
-    /// (so up to three epochs' keys are: previous, current, next).
+    /// (so up to three epochs' keys are: previous, current, next). With a
+    /// [`Schedule`], as many epochs ahead as [`Schedule::with_ahead`] asks
+    /// ([`Keyring::ahead`](crate::Keyring::ahead) lists their keys).
     pub publish_ahead: bool,
+    /// Epochs on a PKI's clock ([`Schedule`]) rather than self-timed
+    /// (`None`, the default).
+    ///
+    /// Self-timed, a node numbers its epochs from 0 and turns when the
+    /// current one has lived `length` (on the monotonic clock, from its
+    /// own start) or taken `rotate_after` packets. With a schedule, epoch
+    /// numbers and boundaries are the schedule's, the same on every node
+    /// and across restarts (the current epoch is the one the wall clock
+    /// names), and `length` and `rotate_after` are not used: a key the
+    /// PKI published for an epoch cannot change before the epoch ends
+    /// without the PKI knowing, so an epoch that has taken `capacity`
+    /// packets refuses the rest ([`Dropped::EpochFull`]) until the
+    /// boundary, and a next epoch filled ahead is not replaced. Size
+    /// `capacity` for the most packets a period can bring.
+    ///
+    /// An `Option` beside the self-timed fields rather than a `Timing`
+    /// enum holding them: the filter's sizing (`capacity`, `fp_rate`) and
+    /// `grace` and `publish_ahead` mean the same under both, and a 0.2
+    /// policy written with `..EpochPolicy::default()` gains a schedule by
+    /// naming one field.
+    pub schedule: Option<Schedule>,
 }
 
 impl Default for EpochPolicy {
@@ -82,6 +111,7 @@ impl Default for EpochPolicy {
             length: Duration::from_secs(3600),
             grace: Duration::from_secs(120),
             publish_ahead: false,
+            schedule: None,
         }
     }
 }
@@ -107,6 +137,12 @@ pub enum PolicyError {
     /// ahead) overflows this platform's `Instant`.
     #[error("length and grace overflow the clock (Instant): choose durations of years at most")]
     Overflow,
+    /// The [`Schedule`]'s period is zero.
+    #[error("the schedule's period is zero")]
+    ZeroPeriod,
+    /// The [`Schedule`]'s epochs ahead are not in 1..=[`MAX_AHEAD`](crate::MAX_AHEAD).
+    #[error("the schedule's epochs ahead must lie in 1..=MAX_AHEAD")]
+    Ahead,
 }
 
 impl EpochPolicy {
@@ -139,7 +175,27 @@ impl EpochPolicy {
         if far.is_none() {
             return Err(PolicyError::Overflow);
         }
+        if self.schedule.is_some_and(|s| s.period().is_zero()) {
+            return Err(PolicyError::ZeroPeriod);
+        }
+        if self
+            .schedule
+            .is_some_and(|s| !(1..=crate::MAX_AHEAD).contains(&s.ahead()))
+        {
+            return Err(PolicyError::Ahead);
+        }
         Ok(())
+    }
+
+    /// How many epochs' keys are made ahead: none without
+    /// `publish_ahead`, the schedule's [`Schedule::ahead`] with one, else
+    /// one.
+    pub(crate) fn ahead(&self) -> usize {
+        match (self.publish_ahead, self.schedule) {
+            (false, _) => 0,
+            (true, Some(s)) => usize::try_from(s.ahead()).unwrap_or(1),
+            (true, None) => 1,
+        }
     }
 
     /// Bytes of one epoch's Bloom filter (two live epochs take twice
@@ -158,7 +214,10 @@ pub enum Turn {
     /// A new epoch started, whose public key the node must now publish
     /// (with [`EpochPolicy::publish_ahead`]: it was published already, and
     /// a new next epoch's key is to publish): `took` packets ended epoch
-    /// `number - 1` (`by_count`) or its time was up.
+    /// `number - 1` (`by_count`) or its time was up. With an
+    /// [`EpochPolicy::schedule`], `number` is the epoch the wall clock
+    /// names (the epoch that ended may be numbered lower than `number -
+    /// 1` after a step forward) and `by_count` is always `false`.
     Started {
         /// The new epoch.
         number: u64,
@@ -195,6 +254,21 @@ pub enum Turn {
         /// The next epoch that was filled, now gone.
         filled: u64,
         /// The new next epoch.
+        number: u64,
+    },
+    /// With a [`Schedule`]: epoch `number`, made ahead, was never
+    /// current: the wall clock is past its end (a step forward, or a node
+    /// that was down across a boundary). Its key, filter and (in disk
+    /// mode) files are gone; it is never made current late.
+    Skipped {
+        /// The epoch skipped.
+        number: u64,
+    },
+    /// With a [`Schedule`] and [`EpochPolicy::publish_ahead`]: epoch
+    /// `number`'s key was made ahead of its start (after a skip left no
+    /// next epoch); publish [`Keyring::next`](crate::Keyring::next)'s key.
+    Ahead {
+        /// The epoch made ahead.
         number: u64,
     },
 }

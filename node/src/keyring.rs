@@ -16,6 +16,7 @@ use crate::dropped::DropCounters;
 use crate::epochs::{Epoch, EpochPolicy, ResumeChange, Resumed, Turn};
 use crate::error::OpenError;
 use crate::journal::{Journal, NotDurable, Ticket};
+use crate::schedule::{MAX_AHEAD, Schedule};
 use crate::store::Store;
 use crate::{DropCounts, Dropped};
 
@@ -45,8 +46,11 @@ pub struct Accepted<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EpochStatus {
-    /// Counts up from 0, per node (and across restarts in disk mode); a
-    /// number may be skipped ([`Turn::Replaced`]).
+    /// Self-timed: counts up from 0, per node (and across restarts in
+    /// disk mode); a number may be skipped ([`Turn::Replaced`]). With an
+    /// [`EpochPolicy::schedule`]: the schedule's number, the same on every
+    /// node ([`Schedule::epoch`]); numbers are skipped after a clock step
+    /// forward or a restart across boundaries ([`Turn::Skipped`]).
     pub number: u64,
     /// The epoch's public key: what the node publishes for it.
     pub public_key: PublicKey,
@@ -61,14 +65,18 @@ struct Live {
     /// With [`EpochPolicy::publish_ahead`]: the next epoch, its key
     /// published ahead.
     next: Option<Epoch>,
+    /// With a [`Schedule`] made ahead more than one epoch
+    /// ([`Schedule::with_ahead`]): the epochs after `next`, in order.
+    further: Vec<Epoch>,
 }
 
 impl Live {
-    /// The live epochs: current, previous, next.
+    /// The live epochs: current, previous, next, further.
     fn epochs(&self) -> impl Iterator<Item = &Epoch> {
         std::iter::once(&self.current)
             .chain(self.previous.as_ref().map(|(e, _)| e))
             .chain(self.next.as_ref())
+            .chain(self.further.iter())
     }
 }
 
@@ -95,6 +103,16 @@ enum Plan {
     Start {
         took: usize,
         by_count: bool,
+        /// With a schedule: the epoch the clock names.
+        target: Option<u64>,
+    },
+    /// With a schedule: the next epoch's time is over before it started.
+    Skip {
+        number: u64,
+    },
+    /// With a schedule: no next epoch (after a skip); make it.
+    Ahead {
+        number: u64,
     },
     /// The next epoch (published ahead) was filled: replace it.
     Replace {
@@ -151,13 +169,30 @@ impl Keyring {
     /// # Errors
     /// [`OpenError::Policy`] if the policy does not hold together.
     pub fn new(policy: EpochPolicy, key: PrivateKey) -> Result<Self, OpenError> {
+        Self::new_at(policy, key, SystemTime::now())
+    }
+
+    /// [`new`](Self::new), with the wall clock's time given: with an
+    /// [`EpochPolicy::schedule`], `key`'s epoch is the one `wall` falls
+    /// in (self-timed, epoch 0, and `wall` is not used). For a node whose
+    /// clock is not the system's, and for tests.
+    ///
+    /// # Errors
+    /// [`OpenError::Policy`] if the policy does not hold together.
+    pub fn new_at(
+        policy: EpochPolicy,
+        key: PrivateKey,
+        wall: SystemTime,
+    ) -> Result<Self, OpenError> {
         policy.check()?;
         let now = Instant::now();
-        let current = Epoch::new(&policy, 0, key, now);
-        let next = policy
-            .publish_ahead
-            .then(|| Epoch::new(&policy, 1, new_key(), now));
-        Ok(Self::with(policy, current, None, next, None))
+        let first = policy.schedule.map_or(0, |s| s.epoch(wall));
+        let current = Epoch::new(&policy, first, key, now);
+        let mut ahead = (1..=policy.ahead() as u64)
+            .map(|i| Epoch::new(&policy, first.saturating_add(i), new_key(), now));
+        let next = ahead.next();
+        let further = ahead.collect();
+        Ok(Self::with(policy, current, None, (next, further), None))
     }
 
     /// Disk mode in `dir` (created, mode 0700, if missing; locked against
@@ -183,6 +218,24 @@ impl Keyring {
     /// not bound to its key and this directory; [`OpenError::Io`]: files
     /// that cannot be read or written. Each names its file.
     pub fn open(policy: EpochPolicy, dir: &Path) -> Result<(Self, Resumed), OpenError> {
+        Self::open_at(policy, dir, SystemTime::now())
+    }
+
+    /// [`open`](Self::open), with the wall clock's time given: what
+    /// [`new_at`](Self::new_at) is to [`new`](Self::new). With an
+    /// [`EpochPolicy::schedule`], an empty directory starts the epoch
+    /// `wall` falls in; epochs found are resumed as they are, and the
+    /// first [`turn_at`](Self::turn_at) catches up with the clock (never
+    /// back: an epoch numbered past the clock, after a step back, stays
+    /// current until the clock reaches its end).
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_at(
+        policy: EpochPolicy,
+        dir: &Path,
+        wall: SystemTime,
+    ) -> Result<(Self, Resumed), OpenError> {
         policy.check()?;
         let dir = PersistDir::new(dir)?;
         let (mut numbers, keyless, temporaries) = dir.scan()?;
@@ -195,7 +248,7 @@ impl Keyring {
                 .into_iter()
                 .map(|number| ResumeChange::KeyMissing { number }),
         );
-        let (now, wall) = (Instant::now(), SystemTime::now());
+        let now = Instant::now();
         let load = |f: Found, resumed: &mut Resumed| -> Result<Epoch, OpenError> {
             let age = wall.duration_since(f.store.started()).unwrap_or_default();
             let started = now.checked_sub(age).unwrap_or(now);
@@ -215,6 +268,7 @@ impl Keyring {
             e.store = Some(Arc::new(store));
             Ok(e)
         };
+        let further = Self::further(&policy, &mut numbers, wall);
         let (newest, found_next) = Self::newest(&policy, &dir, &mut numbers, &mut resumed)?;
         // When the next epoch was made, the current one became current.
         let promoted = found_next.as_ref().map(|f| {
@@ -223,8 +277,9 @@ impl Keyring {
         });
         let (current, previous) = match newest {
             None => {
-                resumed.made.push(0);
-                (make(0, false)?, None)
+                let first = policy.schedule.map_or(0, |s| s.epoch(wall));
+                resumed.made.push(first);
+                (make(first, false)?, None)
             }
             Some(newest) => {
                 let older = numbers.pop();
@@ -233,8 +288,15 @@ impl Keyring {
                     current.started = at;
                 }
                 let until = current.started.checked_add(policy.grace).unwrap_or(now);
+                // With a schedule, the wall clock may end the grace first.
+                let in_grace = |n: u64| {
+                    now < until
+                        && !policy
+                            .schedule
+                            .is_some_and(|s| s.grace_over(n, policy.grace, wall))
+                };
                 let previous = match older {
-                    Some(n) if now < until => Some((load(dir.open(n)?, &mut resumed)?, until)),
+                    Some(n) if in_grace(n) => Some((load(dir.open(n)?, &mut resumed)?, until)),
                     Some(n) => {
                         resumed.retired.push(n);
                         None
@@ -247,11 +309,21 @@ impl Keyring {
         let next = match found_next {
             Some(f) => Some(load(f, &mut resumed)?),
             None if policy.publish_ahead => {
-                resumed.made.push(current.number + 1);
-                Some(make(current.number + 1, true)?)
+                let number = current.number.saturating_add(1);
+                resumed.made.push(number);
+                Some(make(number, true)?)
             }
             None => None,
         };
+        let mut further = further
+            .into_iter()
+            .map(|n| load(dir.open(n)?, &mut resumed))
+            .collect::<Result<Vec<_>, _>>()?;
+        // Keys made ahead that are missing (more asked than on disk).
+        while next.is_some() && further.len() + 1 < policy.ahead() {
+            let top = further.last().or(next.as_ref()).map_or(0, |e| e.number);
+            further.push(make(top.saturating_add(1), true)?);
+        }
         // Past their grace: deleted unread.
         resumed.retired.extend(numbers);
         resumed.epochs.sort_unstable();
@@ -273,9 +345,31 @@ impl Keyring {
             committer: Mutex::new(Some(committer)),
         };
         Ok((
-            Self::with(policy, current, previous, next, Some(disk)),
+            Self::with(policy, current, previous, (next, further), Some(disk)),
             resumed,
         ))
+    }
+
+    /// With a schedule and keys made more than one epoch ahead: the
+    /// epochs on disk after the next one, taken from the top of `numbers`
+    /// (oldest first) while the one below is still ahead of the clock
+    /// and two are left (current and next), at most `ahead - 1`.
+    fn further(policy: &EpochPolicy, numbers: &mut Vec<u64>, wall: SystemTime) -> Vec<u64> {
+        let Some(schedule) = policy.schedule else {
+            return Vec::new();
+        };
+        let target = schedule.epoch(wall);
+        let mut further = Vec::new();
+        while further.len() + 1 < policy.ahead()
+            && numbers.len() > 2
+            && numbers
+                .get(numbers.len().saturating_sub(2))
+                .is_some_and(|&n| n > target)
+        {
+            further.extend(numbers.pop());
+        }
+        further.reverse();
+        further
     }
 
     /// The newest epoch on disk, opened, and whether it is the next one:
@@ -323,7 +417,7 @@ impl Keyring {
         policy: EpochPolicy,
         current: Epoch,
         previous: Option<(Epoch, Instant)>,
-        next: Option<Epoch>,
+        (next, further): (Option<Epoch>, Vec<Epoch>),
         disk: Option<Disk>,
     ) -> Self {
         let current_number = current.number;
@@ -334,6 +428,7 @@ impl Keyring {
                 current,
                 previous,
                 next,
+                further,
             }),
             turning: Mutex::new(Turning::default()),
             drops: DropCounters::default(),
@@ -428,7 +523,7 @@ impl Keyring {
         // The key that unwrapped the last packet first, then the others
         // (current, previous, next).
         let last = self.last_epoch.load(Ordering::Relaxed);
-        let mut order: [Option<&Epoch>; 3] = [None; 3];
+        let mut order: [Option<&Epoch>; 2 + MAX_AHEAD as usize] = [None; 2 + MAX_AHEAD as usize];
         let candidates = live
             .epochs()
             .filter(|e| e.number == last)
@@ -455,6 +550,10 @@ impl Keyring {
     /// thread ([`wait_for_turn`](Self::wait_for_turn)) when the current
     /// epoch, or the next one published ahead, reaches `rotate_after`.
     fn taken(&self, live: &Live, by: &Epoch, taken: usize) {
+        if self.policy.schedule.is_some() {
+            // A scheduled epoch never turns by fill.
+            return;
+        }
         let turns = by.number == live.current.number
             || live.next.as_ref().is_some_and(|n| n.number == by.number);
         #[cfg(feature = "metrics")]
@@ -523,14 +622,39 @@ impl Keyring {
     /// cannot be written (it would fail the same way), nor while a retired
     /// epoch's files could not be deleted (they are retried first), so no
     /// more than two epochs' keys (three with
-    /// [`EpochPolicy::publish_ahead`]) are ever on disk. Files are written and
+    /// [`EpochPolicy::publish_ahead`]; two plus [`Schedule::ahead`] with
+    /// a schedule) are ever on disk. Files are written and
     /// deleted outside the lock that [`receive`](Self::receive) takes:
     /// receiving threads wait only for the swap itself.
+    ///
+    /// With an [`EpochPolicy::schedule`], the wall clock
+    /// (`SystemTime::now()`) decides: see [`turn_at`](Self::turn_at).
     #[must_use = "a started or replaced epoch's key is to be published"]
     pub fn turn(&self, now: Instant) -> Option<Turn> {
+        self.turn_at(now, SystemTime::now())
+    }
+
+    /// [`turn`](Self::turn) at a given moment: `now` on the monotonic
+    /// clock, `wall` the wall clock's time at that moment.
+    ///
+    /// Self-timed, `wall` is not used. With an [`EpochPolicy::schedule`],
+    /// the epoch `wall` falls in is the one to be current: a new epoch
+    /// starts, numbered as the schedule numbers it, once `wall` reaches
+    /// the current one's end (never earlier, whatever it has taken); the
+    /// previous key retires once `wall` is [`EpochPolicy::grace`] past
+    /// that epoch's end, or `grace` has passed on the monotonic clock
+    /// since the rotation, whichever comes first. A `wall` past several
+    /// boundaries (a step forward, a node that was down) starts the epoch
+    /// it names: a next epoch made ahead whose time is over is retired
+    /// ([`Turn::Skipped`]), never made current late, and with
+    /// [`EpochPolicy::publish_ahead`] a new next one is made
+    /// ([`Turn::Ahead`]). A `wall` before the current epoch's start (a
+    /// step back) changes nothing: no older epoch is made current again.
+    #[must_use = "a started or replaced epoch's key is to be published"]
+    pub fn turn_at(&self, now: Instant, wall: SystemTime) -> Option<Turn> {
         let mut turning = self.turning.lock().unwrap_or_else(PoisonError::into_inner);
         self.delete_undeleted(&mut turning);
-        match self.plan(now, &turning)? {
+        match self.plan(now, wall, &turning)? {
             Plan::Retire { number, early } => {
                 let retired = {
                     let mut live = self.live.write().unwrap_or_else(PoisonError::into_inner);
@@ -540,20 +664,44 @@ impl Keyring {
                 self.delete(&mut turning, number, store);
                 Some(Turn::Retired { number, early })
             }
-            Plan::Start { took, by_count } => {
+            Plan::Start {
+                took,
+                by_count,
+                target,
+            } => {
                 // The epoch that starts is the next one (published ahead)
-                // or a fresh one; with publish_ahead a new next one is made.
-                let fresh = self.fresh_epoch(&mut turning, now)?;
+                // or a fresh one; when the next one starts, a new next one
+                // is made. With a schedule, the next one starts only if
+                // it is the epoch the clock names.
+                let (next_starts, top) = {
+                    let live = self.live();
+                    let starts = live
+                        .next
+                        .as_ref()
+                        .is_some_and(|n| target.is_none_or(|t| n.number == t));
+                    (starts, self.top_number(&live))
+                };
+                let number = match target {
+                    Some(t) if !next_starts => t,
+                    _ => top.saturating_add(1),
+                };
+                let fresh = self.fresh_epoch(&mut turning, (now, wall), number, next_starts)?;
                 // Told a time ahead, the rotation still happens now: the
                 // new epoch's age and the previous key's grace run from
                 // the real rotation, not from a day ahead.
                 let at = now.min(Instant::now());
                 let mut live = self.live.write().unwrap_or_else(PoisonError::into_inner);
-                let (mut starting, next) = match (self.policy.publish_ahead, live.next.take()) {
-                    (true, Some(next)) => (next, Some(fresh)),
-                    _ => (fresh, None),
+                let (mut starting, next) = match live.next.take() {
+                    Some(next) if next_starts => (next, Some(fresh)),
+                    other => (fresh, other),
                 };
                 live.next = next;
+                // Epochs made further ahead move up; the fresh one goes last.
+                if next_starts && !live.further.is_empty() {
+                    let fresh = live.next.take();
+                    live.further.extend(fresh);
+                    live.next = Some(live.further.remove(0));
+                }
                 starting.started = at;
                 let number = starting.number;
                 let old = std::mem::replace(&mut live.current, starting);
@@ -567,7 +715,8 @@ impl Keyring {
                 })
             }
             Plan::Replace { filled } => {
-                let fresh = self.fresh_epoch(&mut turning, now)?;
+                let number = self.top_number(&self.live()).saturating_add(1);
+                let fresh = self.fresh_epoch(&mut turning, (now, wall), number, true)?;
                 let number = fresh.number;
                 let old = {
                     let mut live = self.live.write().unwrap_or_else(PoisonError::into_inner);
@@ -577,22 +726,45 @@ impl Keyring {
                 self.delete(&mut turning, filled, store);
                 Some(Turn::Replaced { filled, number })
             }
+            Plan::Skip { number } => {
+                let old = {
+                    let mut live = self.live.write().unwrap_or_else(PoisonError::into_inner);
+                    let later = (!live.further.is_empty()).then(|| live.further.remove(0));
+                    std::mem::replace(&mut live.next, later)
+                };
+                self.delete(&mut turning, number, old.and_then(|e| e.store));
+                Some(Turn::Skipped { number })
+            }
+            Plan::Ahead { number } => {
+                let fresh = self.fresh_epoch(&mut turning, (now, wall), number, true)?;
+                let mut live = self.live.write().unwrap_or_else(PoisonError::into_inner);
+                match live.next {
+                    None => live.next = Some(fresh),
+                    Some(_) => live.further.push(fresh),
+                }
+                Some(Turn::Ahead { number })
+            }
         }
     }
 
-    /// A new epoch numbered above every live one, with a fresh key (in
-    /// disk mode, its files made); `None` if they could not be (tried
-    /// again after [`CREATE_RETRY`]).
-    fn fresh_epoch(&self, turning: &mut Turning, now: Instant) -> Option<Epoch> {
-        let number = self.live().epochs().map(|e| e.number).max().unwrap_or(0) + 1;
+    /// The highest live epoch number.
+    fn top_number(&self, live: &Live) -> u64 {
+        live.epochs().map(|e| e.number).max().unwrap_or(0)
+    }
+
+    /// A new epoch `number` (above every live one), with a fresh key (in
+    /// disk mode, its files made, marked as a next epoch if `ahead`);
+    /// `None` if they could not be (tried again after [`CREATE_RETRY`]).
+    fn fresh_epoch(
+        &self,
+        turning: &mut Turning,
+        (now, wall): (Instant, SystemTime),
+        number: u64,
+        ahead: bool,
+    ) -> Option<Epoch> {
         let mut fresh = Epoch::new(&self.policy, number, new_key(), now.min(Instant::now()));
         if let Some(disk) = &self.disk {
-            // With publish_ahead every epoch made here is a next one.
-            let ahead = self.policy.publish_ahead;
-            match disk
-                .dir
-                .create(number, &fresh.key, SystemTime::now(), ahead)
-            {
+            match disk.dir.create(number, &fresh.key, wall, ahead) {
                 Ok(store) => fresh.store = Some(Arc::new(store)),
                 Err(e) => {
                     turning.retry_at = now.checked_add(CREATE_RETRY);
@@ -605,10 +777,12 @@ impl Keyring {
     }
 
     /// What [`turn`](Self::turn) is to do now, if anything.
-    fn plan(&self, now: Instant, turning: &Turning) -> Option<Plan> {
+    fn plan(&self, now: Instant, wall: SystemTime, turning: &Turning) -> Option<Plan> {
         let live = self.live();
+        let schedule = self.policy.schedule;
         if let Some((e, until)) = &live.previous
-            && now >= *until
+            && (now >= *until
+                || schedule.is_some_and(|s| s.grace_over(e.number, self.policy.grace, wall)))
         {
             return Some(Plan::Retire {
                 number: e.number,
@@ -618,6 +792,9 @@ impl Keyring {
         let held_back = turning.retry_at.is_some_and(|t| now < t)
             || !turning.undeleted.is_empty()
             || self.disk_failing();
+        if let Some(schedule) = schedule {
+            return self.plan_scheduled(&live, schedule, wall, held_back);
+        }
         if let Some(next) = &live.next
             && next.taken() >= self.policy.rotate_after
             && !held_back
@@ -640,7 +817,56 @@ impl Keyring {
                 early: true,
             });
         }
-        Some(Plan::Start { took, by_count })
+        Some(Plan::Start {
+            took,
+            by_count,
+            target: None,
+        })
+    }
+
+    /// [`plan`](Self::plan) with a schedule, once the previous epoch's
+    /// grace is dealt with: a stale next epoch skipped, then the epoch the
+    /// clock names started (never one older than the current), then a
+    /// missing next epoch made. Never by fill: a published key stays for
+    /// its whole epoch.
+    fn plan_scheduled(
+        &self,
+        live: &Live,
+        schedule: Schedule,
+        wall: SystemTime,
+        held_back: bool,
+    ) -> Option<Plan> {
+        if held_back {
+            return None;
+        }
+        let target = schedule.epoch(wall);
+        if let Some(next) = &live.next
+            && next.number < target
+        {
+            return Some(Plan::Skip {
+                number: next.number,
+            });
+        }
+        if target > live.current.number {
+            if let Some((e, _)) = &live.previous {
+                return Some(Plan::Retire {
+                    number: e.number,
+                    early: true,
+                });
+            }
+            return Some(Plan::Start {
+                took: live.current.taken(),
+                by_count: false,
+                target: Some(target),
+            });
+        }
+        let made = usize::from(live.next.is_some()) + live.further.len();
+        if made < self.policy.ahead() {
+            return Some(Plan::Ahead {
+                number: self.top_number(live).saturating_add(1),
+            });
+        }
+        None
     }
 
     /// Try again to delete the files of epochs retired earlier.
@@ -674,9 +900,35 @@ impl Keyring {
     /// a flood fills an epoch in milliseconds, and a turn that waited for
     /// a fixed tick could let the epoch reach its capacity and refuse
     /// packets first.
+    ///
+    /// With an [`EpochPolicy::schedule`] it also wakes when the wall clock
+    /// (`SystemTime::now()`, read at the call) reaches the next boundary
+    /// or the end of the previous key's grace, so a rotation is on time
+    /// whatever the timeout; every boundary is computed from the
+    /// schedule, so nothing drifts. Keep `timeout` short (a second) all
+    /// the same: a wall clock stepped during the wait is seen at the next
+    /// call.
     pub fn wait_for_turn(&self, timeout: Duration) -> bool {
         #[cfg(feature = "metrics")]
         self.publish_fill();
+        let timeout = self.policy.schedule.map_or(timeout, |s| {
+            let till = {
+                let live = self.live();
+                s.till_turn(
+                    live.current.number,
+                    live.previous.as_ref().map(|(e, _)| e.number),
+                    self.policy.grace,
+                    SystemTime::now(),
+                )
+            };
+            // Zero: a change is due but `turn` could not make it (the
+            // disk): wait the timeout before the next try.
+            if till.is_zero() {
+                timeout
+            } else {
+                timeout.min(till)
+            }
+        });
         let due = self.turn_due.lock().unwrap_or_else(PoisonError::into_inner);
         let (mut due, _) = self
             .turn_wake
@@ -705,6 +957,20 @@ impl Keyring {
     /// to be published ahead of its start.
     pub fn next(&self) -> Option<EpochStatus> {
         self.live().next.as_ref().map(status)
+    }
+
+    /// With [`EpochPolicy::publish_ahead`]: every epoch whose key is made
+    /// ahead of its start, in order (epochs `N+1..=N+k` while `N` is
+    /// current, `k` the schedule's [`Schedule::ahead`], or one): the keys
+    /// a PKI publishes for the coming epochs. Empty without
+    /// `publish_ahead`.
+    pub fn ahead(&self) -> Vec<EpochStatus> {
+        let live = self.live();
+        live.next
+            .iter()
+            .chain(live.further.iter())
+            .map(status)
+            .collect()
     }
 
     /// The previous epoch, while its key still unwraps.

@@ -16,6 +16,7 @@ mod journal;
 mod keyring;
 mod pending;
 mod report;
+mod schedule;
 mod selfcheck;
 mod store;
 
@@ -29,6 +30,7 @@ pub use framing::{Framed, FramingError};
 pub use health::{CommitLatency, EpochHealth, Health, RECENT, Role};
 pub use journal::{GROUP_INTERVAL, NotDurable, RETRY, Ticket};
 pub use keyring::{Accepted, EpochStatus, Keyring};
+pub use schedule::{EpochTime, MAX_AHEAD, Schedule};
 pub use selfcheck::{SelfCheck, SelfCheckError, self_check};
 
 /// The packet library this crate is built on, re-exported so a node names

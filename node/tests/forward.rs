@@ -53,6 +53,7 @@ fn policy() -> EpochPolicy {
         length: HOUR,
         grace: HOUR,
         publish_ahead: false,
+        schedule: None,
     }
 }
 

@@ -46,6 +46,7 @@ fn policy(capacity: usize, rotate_after: usize) -> EpochPolicy {
         length: HOUR,
         grace: HOUR,
         publish_ahead: false,
+        schedule: None,
     }
 }
 
@@ -318,6 +319,7 @@ fn a_forced_rotation_flood_never_leaves_more_than_two_keys_on_disk() {
         publish_ahead: false,
         length: HOUR,
         grace: HOUR,
+        schedule: None,
     };
     let (keyring, resumed) = Keyring::open(p.clone(), &dir).unwrap();
     assert_eq!(fresh(&resumed), Some(vec![0]), "{resumed:?}");

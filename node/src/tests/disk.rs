@@ -22,6 +22,7 @@ pub(super) fn policy() -> EpochPolicy {
         length: Duration::from_secs(3600),
         grace: Duration::from_secs(60),
         publish_ahead: false,
+        schedule: None,
     }
 }
 

@@ -18,6 +18,7 @@ fn policy(capacity: usize, rotate_after: usize) -> EpochPolicy {
         length: HOUR,
         grace: HOUR,
         publish_ahead: false,
+        schedule: None,
     }
 }
 

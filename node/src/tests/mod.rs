@@ -11,4 +11,5 @@ mod diag;
 mod disk;
 mod epochs;
 mod faults;
+mod schedule;
 mod types;

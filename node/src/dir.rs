@@ -398,6 +398,23 @@ fn check_dir(path: &Path, handle: &File) -> Result<(), OpenError> {
     if !meta.is_dir() {
         return Err(OpenError::permissions(path, "not a directory"));
     }
+    owned_and_closed(
+        path,
+        &meta,
+        0o022,
+        "writable by group or others, who could plant or swap keys (chmod 0700)",
+    )
+}
+
+/// `meta` (of `path`) is owned by this process's user and has none of the
+/// mode bits in `refused` (on Unix; elsewhere nothing to check).
+#[cfg_attr(not(unix), allow(unused_variables))]
+fn owned_and_closed(
+    path: &Path,
+    meta: &fs::Metadata,
+    refused: u32,
+    why: &str,
+) -> Result<(), OpenError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -411,13 +428,10 @@ fn check_dir(path: &Path, handle: &File) -> Result<(), OpenError> {
                 ),
             ));
         }
-        if meta.mode() & 0o022 != 0 {
+        if meta.mode() & refused != 0 {
             return Err(OpenError::permissions(
                 path,
-                format!(
-                    "mode {:o}: writable by group or others, who could plant or swap keys (chmod 0700)",
-                    meta.mode() & 0o7777
-                ),
+                format!("mode {:o}: {why}", meta.mode() & 0o7777),
             ));
         }
     }
@@ -438,29 +452,12 @@ fn check_file(path: &Path) -> Result<fs::Metadata, OpenError> {
     if !meta.is_file() {
         return Err(OpenError::permissions(path, "not a regular file"));
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if meta.uid() != euid() {
-            return Err(OpenError::permissions(
-                path,
-                format!(
-                    "owned by user {}, not by this process's ({})",
-                    meta.uid(),
-                    euid()
-                ),
-            ));
-        }
-        if meta.mode() & 0o077 != 0 {
-            return Err(OpenError::permissions(
-                path,
-                format!(
-                    "mode {:o}: open to group or others (the node makes it 0600)",
-                    meta.mode() & 0o7777
-                ),
-            ));
-        }
-    }
+    owned_and_closed(
+        path,
+        &meta,
+        0o077,
+        "open to group or others (the node makes it 0600)",
+    )?;
     Ok(meta)
 }
 

@@ -5,8 +5,8 @@
 #![doc = include_str!("../README.md")]
 
 // One module per concept, each with its section of SPEC.md. Only
-// `geometry`, `pem` and (with its feature) `hazmat` are public; everything
-// else is re-exported below, once.
+// `geometry`, `framing`, `pem` and (with its feature) `hazmat` are public;
+// everything else is re-exported below, once.
 
 /// Unwrapping a batch of packets with one node's keys (SPEC.md §6.1).
 mod batch;
@@ -18,6 +18,8 @@ mod commands;
 mod ct;
 /// The error type (SPEC.md §7).
 mod error;
+// Katzenpost's framing inside the payload (its own docs say what).
+pub mod framing;
 pub mod geometry;
 #[cfg(feature = "hazmat")]
 pub mod hazmat;

@@ -9,7 +9,6 @@ mod error;
 mod fault;
 mod filter;
 mod forward;
-pub mod framing;
 mod health;
 mod instrument;
 mod journal;
@@ -26,9 +25,9 @@ pub use error::OpenError;
 pub use forward::{
     Discarded, Due, ForwardCounts, ForwardPolicy, Forwarder, Outgoing, Refused, SURB_REPLY_LEN,
 };
-pub use framing::{Framed, FramingError};
 pub use health::{CommitLatency, EpochHealth, Health, RECENT, Role};
 pub use journal::{GROUP_INTERVAL, NotDurable, RETRY, Ticket};
+pub use kemsphinx::framing::{self, Framed, FramingError};
 pub use keyring::{Accepted, EpochStatus, Keyring};
 pub use schedule::{EpochTime, MAX_AHEAD, Schedule};
 pub use selfcheck::{SelfCheck, SelfCheckError, self_check};

@@ -3,7 +3,7 @@
 //! What a forward payload's 10,156 bytes mean to the node a packet is
 //! delivered to, and how a reply's are laid out.
 //!
-//! [`kemsphinx`] treats a payload as opaque bytes. Katzenpost does not: the
+//! The packet format treats a payload as opaque bytes. Katzenpost does not: the
 //! provider (gateway) and service nodes read a forward payload as a small
 //! plaintext header, an optional SURB for the answer, and the user message.
 //! The SURB slot is always there, whether or not the flags say it holds a
@@ -44,15 +44,19 @@
 //!
 //! [`encode`] and [`decode`] are the two ends of a forward payload;
 //! [`encode_reply`] builds a reply's. Decoding a reply needs nothing here:
-//! [`SurbKeys::decrypt_reply`](kemsphinx::SurbKeys::decrypt_reply) already
+//! [`SurbKeys::decrypt_reply`](crate::SurbKeys::decrypt_reply) already
 //! returns the padded message. The reply reaches its client from the last
 //! node as the 16-byte SURB id followed by the 10,188-byte encrypted reply
-//! ([`SURB_REPLY_LEN`](crate::SURB_REPLY_LEN) bytes, Katzenpost's order;
-//! see [`Outgoing::SurbReply`](crate::Outgoing::SurbReply)): the id says
-//! which SURB's keys open the rest.
+//! (10,204 bytes, Katzenpost's order; `kemsphinx-node`'s `Forwarder` hands
+//! them out so): the id says which SURB's keys open the rest.
+//!
+//! This module is the client's half of the framing as much as a node's: it
+//! lives in the packet library (`no_std`, no allocation) so that a client
+//! frames a message without compiling a node's replay store;
+//! `kemsphinx-node` re-exports it.
 
-use kemsphinx::Surb;
-use kemsphinx::geometry::{PAYLOAD_LEN, SURB_LEN};
+use crate::Surb;
+use crate::geometry::{PAYLOAD_LEN, SURB_LEN};
 
 /// Length of the plaintext header in front of the SURB slot: one flags
 /// byte and one reserved byte.
@@ -230,7 +234,7 @@ pub fn encode(
 ///
 /// Takes a slice so that bytes from a store or a socket can be given as
 /// they are; the `&[u8; PAYLOAD_LEN]` of a delivered packet
-/// ([`Action::Deliver`](kemsphinx::Action::Deliver)) coerces to it and
+/// ([`Action::Deliver`](crate::Action::Deliver)) coerces to it and
 /// never fails the length check. The checks run in Katzenpost's order
 /// (length, reserved byte, flags) and refuse exactly what its server
 /// refuses, except for a SURB whose version is unusable

@@ -8,10 +8,22 @@
 //!     four such nodes on 127.0.0.1 and a client: requests with a SURB go
 //!     n0 → n1 → n2 → n3, whose service answers on the SURB, n3 → … → n0,
 //!     back to the client, which checks every answer
-//! cargo run --example udp_node -- [--listen 127.0.0.1:30001] [--state DIR] [--seconds N]
-//!     one node, until Ctrl-C / SIGTERM (or N seconds). It knows no other
-//!     node: a real node learns the others' addresses from its PKI.
+//! cargo run --example udp_node -- [--listen 127.0.0.1:30001] [--state DIR | --memory]
+//!         [--schedule START,PERIOD | --schedule katzenpost] [--publish FILE]
+//!         [--peer ID=ADDR]... [--seconds N]
+//!     one node, until Ctrl-C / SIGTERM (or N seconds).
 //! ```
+//!
+//! `--state DIR` (default `udp-node-state`) is disk mode; `--memory` keeps
+//! keys and replay filters in memory only. `--schedule` puts the epochs on
+//! a PKI's clock ([`Schedule`]): epoch 0 begins at `START` (seconds since
+//! the Unix epoch), each lasts `PERIOD` seconds, and the next epoch's key
+//! is made ahead; `katzenpost` is Katzenpost's clock. `--publish FILE`
+//! writes the current epoch's public key there as PEM at start and after
+//! each turn (replaced whole, never half-written), where a PKI client, or
+//! `examples/load.rs`, reads it. A real node learns the others' addresses
+//! from its PKI; here each `--peer` names one: `ID` is the node id in 64
+//! hex digits, `ADDR` its UDP address.
 
 use std::error::Error;
 use std::net::{SocketAddr, UdpSocket};
@@ -24,11 +36,11 @@ use std::time::{Duration, Instant};
 use getrandom::SysRng;
 use kemsphinx_node::kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN, SURB_ID_LEN};
 use kemsphinx_node::kemsphinx::{
-    Command, Hop, NodeId, PublicKey, RecipientId, SurbId, SurbKeys, create_packet, create_surb,
-    encrypted_reply_mut,
+    Command, Hop, NodeId, PrivateKey, PublicKey, RecipientId, SurbId, SurbKeys, create_packet,
+    create_surb, encrypted_reply_mut,
 };
 use kemsphinx_node::{
-    EpochPolicy, ForwardPolicy, Forwarder, Keyring, Outgoing, SURB_REPLY_LEN, framing,
+    EpochPolicy, ForwardPolicy, Forwarder, Keyring, Outgoing, SURB_REPLY_LEN, Schedule, framing,
 };
 use rand_core::{Rng, UnwrapErr};
 
@@ -69,13 +81,27 @@ struct Node {
     forwarder: Forwarder,
     /// A service at this node answers requests for this recipient.
     service: Option<RecipientId>,
+    /// Where the current epoch's public key is written (`--publish`).
+    publish: Option<PathBuf>,
 }
 
 impl Node {
-    /// A disk-mode node on `addr` with its state in `state`.
-    fn open(name: &str, addr: SocketAddr, state: &Path) -> Result<Self, Box<dyn Error>> {
-        let (keyring, resumed) = Keyring::open(EpochPolicy::default(), state)?;
-        println!("{name}: state in {}: {resumed}", state.display());
+    /// A node on `addr`: in disk mode with its state in `state`, or in
+    /// memory mode (`None`) with a fresh key.
+    fn open(
+        name: &str,
+        addr: SocketAddr,
+        state: Option<&Path>,
+        policy: EpochPolicy,
+    ) -> Result<Self, Box<dyn Error>> {
+        let keyring = if let Some(state) = state {
+            let (keyring, resumed) = Keyring::open(policy, state)?;
+            println!("{name}: state in {}: {resumed}", state.display());
+            keyring
+        } else {
+            println!("{name}: memory mode: nothing written, a fresh key");
+            Keyring::new(policy, PrivateKey::generate(&mut UnwrapErr(SysRng)))?
+        };
         let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None)?;
         socket.set_recv_buffer_size(SOCKET_BUFFER)?;
         socket.set_send_buffer_size(SOCKET_BUFFER)?;
@@ -92,7 +118,21 @@ impl Node {
             socket,
             forwarder: Forwarder::new(Arc::new(keyring), ForwardPolicy::default()),
             service: None,
+            publish: None,
         })
+    }
+
+    /// Write the current epoch's public key to `--publish`'s file as PEM:
+    /// into a temporary file renamed over it, so a reader never sees half
+    /// a key.
+    fn publish_key(&self) -> std::io::Result<()> {
+        let Some(file) = &self.publish else {
+            return Ok(());
+        };
+        let pem = self.keyring().current().public_key.to_pem();
+        let tmp = file.with_extension("tmp");
+        std::fs::write(&tmp, pem)?;
+        std::fs::rename(&tmp, file)
     }
 
     fn keyring(&self) -> &Keyring {
@@ -188,6 +228,9 @@ impl Node {
             while let Some(turn) = keyring.turn(Instant::now()) {
                 let number = keyring.current().number;
                 println!("{}: {turn:?}; publish epoch {number}'s key", self.name);
+                if let Err(e) = self.publish_key() {
+                    eprintln!("{}: publishing the key: {e}", self.name);
+                }
             }
             if let Some(e) = keyring.take_disk_error() {
                 eprintln!("{}: {e}", self.name);
@@ -211,6 +254,13 @@ fn main() -> Result<(), Box<dyn Error>> {
         .unwrap_or("127.0.0.1:30001".into())
         .parse()?;
     let state = PathBuf::from(arg("--state").unwrap_or("udp-node-state".into()));
+    let memory = args.iter().any(|a| a == "--memory");
+    let mut policy = EpochPolicy::default();
+    if let Some(schedule) = arg("--schedule") {
+        // A PKI publishes each epoch's keys ahead: make the next one early.
+        policy.schedule = Some(parse_schedule(&schedule)?);
+        policy.publish_ahead = true;
+    }
     if let Some(seconds) = arg("--seconds") {
         let seconds = Duration::from_secs(seconds.parse()?);
         thread::spawn(move || {
@@ -218,14 +268,46 @@ fn main() -> Result<(), Box<dyn Error>> {
             STOP.store(true, Ordering::Relaxed);
         });
     }
-    let node = Node::open("node", listen, &state)?;
+    let mut node = Node::open("node", listen, (!memory).then_some(&*state), policy)?;
+    node.publish = arg("--publish").map(PathBuf::from);
+    node.publish_key()?;
+    let mut nodes = vec![(NodeId([0; 32]), node.socket.local_addr()?)];
+    for (at, a) in args.iter().enumerate() {
+        if a == "--peer" {
+            nodes.push(parse_peer(args.get(at + 1).ok_or("--peer needs ID=ADDR")?)?);
+        }
+    }
     let dir = Directory {
-        nodes: vec![(NodeId([0; 32]), node.socket.local_addr()?)],
+        nodes,
         clients: vec![],
     };
     println!("node: running; Ctrl-C or SIGTERM stops it");
     node.run(&dir);
     Ok(())
+}
+
+/// `--schedule`'s value: `START,PERIOD` in seconds (START since the Unix
+/// epoch), or `katzenpost`.
+fn parse_schedule(text: &str) -> Result<Schedule, Box<dyn Error>> {
+    if text == "katzenpost" {
+        return Ok(Schedule::katzenpost());
+    }
+    let (start, period) = text.split_once(',').ok_or("--schedule START,PERIOD")?;
+    let start = std::time::UNIX_EPOCH + Duration::from_secs(start.parse()?);
+    Ok(Schedule::new(start, Duration::from_secs(period.parse()?)))
+}
+
+/// `--peer`'s value: `ID=ADDR`, the id in 64 hex digits.
+fn parse_peer(text: &str) -> Result<(NodeId, SocketAddr), Box<dyn Error>> {
+    let (hex, addr) = text.split_once('=').ok_or("--peer ID=ADDR")?;
+    let mut id = [0u8; 32];
+    if hex.len() != 64 {
+        return Err("--peer: the id is 64 hex digits".into());
+    }
+    for (byte, at) in id.iter_mut().zip((0..64).step_by(2)) {
+        *byte = u8::from_str_radix(hex.get(at..at + 2).ok_or("--peer: not hex")?, 16)?;
+    }
+    Ok((NodeId(id), addr.parse()?))
 }
 
 /// Four nodes and a client in this process, on 127.0.0.1; state in a
@@ -236,7 +318,8 @@ fn demo() -> Result<(), Box<dyn Error>> {
     let mut nodes = Vec::new();
     for i in 0..HOPS {
         let addr = SocketAddr::from(([127, 0, 0, 1], 0));
-        let mut node = Node::open(&format!("n{i}"), addr, &state.join(format!("n{i}")))?;
+        let path = state.join(format!("n{i}"));
+        let mut node = Node::open(&format!("n{i}"), addr, Some(&path), EpochPolicy::default())?;
         // Delays here are milliseconds: commit more often than the default.
         node.keyring().set_group_interval(Duration::from_millis(5));
         node.service = (i == HOPS - 1).then_some(service);

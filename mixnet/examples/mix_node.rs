@@ -11,7 +11,7 @@
 //! counts and latency percentiles.
 //!
 //! ```text
-//! cargo run --release --manifest-path mixnet/Cargo.toml --example mix_node [-- [--persist DIR] [REQUESTS]]
+//! cargo run --release --manifest-path mixnet/Cargo.toml --example mix_node [-- [--persist DIR] [--schedule START,PERIOD] [REQUESTS]]
 //! ```
 //!
 //! Memory mode (the default) keeps keys and replay filters in memory only.
@@ -20,6 +20,13 @@
 //! packet only once its replay tag is durable (group commit), and resumes
 //! its epochs when run again on the same `DIR` (`Keyring::open`; README,
 //! "Disk mode").
+//!
+//! `--schedule START,PERIOD` puts every node's epochs on one PKI clock
+//! (`kemsphinx_node::Schedule`): epoch 0 begins at `START` (seconds since
+//! the Unix epoch), each lasts `PERIOD` seconds, each node makes the next
+//! epoch's key ahead, and all four agree on every epoch number and
+//! boundary; `--schedule katzenpost` is Katzenpost's clock (20 minutes
+//! from 2017-06-01). Without it each node times its own epochs.
 //!
 //! Where to look (in `mixnet/src/`): `node.rs` is the node's threads
 //! (workers, epoch turns, egress) and what it does with a packet that is
@@ -32,8 +39,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::ExitCode;
+use std::time::{Duration, UNIX_EPOCH};
 
 use kemsphinx_mixnet::{Config, run, stats};
+use kemsphinx_node::Schedule;
 
 fn main() -> ExitCode {
     let mut cfg = Config::default();
@@ -45,12 +54,29 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             };
             cfg.persist = Some(dir.into());
+        } else if arg == "--schedule" {
+            let Some(schedule) = args.next().as_deref().and_then(parse_schedule) else {
+                eprintln!("--schedule needs START,PERIOD (seconds) or katzenpost");
+                return ExitCode::FAILURE;
+            };
+            cfg.epochs.schedule = Some(schedule);
+            // A PKI publishes each epoch's keys ahead of it.
+            cfg.epochs.publish_ahead = true;
         } else if let Ok(n) = arg.parse() {
             cfg.packets = n;
         } else {
-            eprintln!("usage: mix_node [--persist DIR] [REQUESTS]");
+            eprintln!("usage: mix_node [--persist DIR] [--schedule START,PERIOD] [REQUESTS]");
             return ExitCode::FAILURE;
         }
+    }
+    if let Some(s) = cfg.epochs.schedule {
+        let now = s.at(std::time::SystemTime::now());
+        println!(
+            "epochs on a PKI clock, {:?} each: now epoch {}, {:?} till the next",
+            s.period(),
+            now.epoch,
+            now.till
+        );
     }
     let mode = cfg.persist.as_ref().map_or("memory mode".to_owned(), |d| {
         format!("disk mode in {}", d.display())
@@ -83,4 +109,14 @@ fn main() -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// `--schedule`'s value: `START,PERIOD` in seconds, or `katzenpost`.
+fn parse_schedule(text: &str) -> Option<Schedule> {
+    if text == "katzenpost" {
+        return Some(Schedule::katzenpost());
+    }
+    let (start, period) = text.split_once(',')?;
+    let start = UNIX_EPOCH + Duration::from_secs(start.parse().ok()?);
+    Some(Schedule::new(start, Duration::from_secs(period.parse().ok()?)))
 }

@@ -442,6 +442,10 @@ fn honest_report(
     node: &Summary,
 ) {
     let mut latency = Vec::with_capacity(got.len());
+    // Per second of the run (by when each was sent): overload comes and
+    // goes with the CPU the node gets.
+    let mut by_second: Vec<Vec<Duration>> = Vec::new();
+    let first = sent_at.iter().flatten().next().copied();
     let mut seen = vec![false; sent_at.len()];
     for (arrived, mut bytes) in got {
         let Ok(p) = <&mut [u8; PACKET_LEN]>::try_from(&mut bytes[..]) else {
@@ -461,6 +465,14 @@ fn honest_report(
         {
             *s = true;
             latency.push(arrived.duration_since(*sent));
+            let second = first.map_or(0, |f| sent.duration_since(f).as_secs());
+            let second = usize::try_from(second).unwrap_or(usize::MAX);
+            if by_second.len() <= second && second < 3600 {
+                by_second.resize_with(second + 1, Vec::new);
+            }
+            if let (Some(b), Some(l)) = (by_second.get_mut(second), latency.last()) {
+                b.push(*l);
+            }
         }
     }
     latency.sort();
@@ -481,6 +493,17 @@ fn honest_report(
         pct(&latency, 950),
         pct(&latency, 990),
         pct(&latency, 1000),
+    );
+    let medians: Vec<String> = by_second
+        .iter_mut()
+        .map(|b| {
+            b.sort();
+            format!("{:.1}", pct(b, 500))
+        })
+        .collect();
+    println!(
+        "  honest p50 ms per second of the run: {}",
+        medians.join(" ")
     );
 }
 

@@ -118,5 +118,8 @@ fn parse_schedule(text: &str) -> Option<Schedule> {
     }
     let (start, period) = text.split_once(',')?;
     let start = UNIX_EPOCH + Duration::from_secs(start.parse().ok()?);
-    Some(Schedule::new(start, Duration::from_secs(period.parse().ok()?)))
+    Some(Schedule::new(
+        start,
+        Duration::from_secs(period.parse().ok()?),
+    ))
 }

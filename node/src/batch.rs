@@ -75,7 +75,8 @@ impl Keyring {
     ///
     /// let key = PrivateKey::from_seed(&[7; 96]);
     /// let keyring = Keyring::new(EpochPolicy::default(), key).unwrap();
-    /// // Three datagrams as received: noise, and one too short.
+    /// // Three datagrams as received: noise (not even the format's version
+    /// // byte), twice, and one too short.
     /// let mut bufs = vec![vec![0x5a; PACKET_LEN], vec![0x5a; PACKET_LEN], vec![0; 9]];
     /// let mut dropped = Vec::new();
     /// keyring.receive_batch(bufs.iter_mut().map(Vec::as_mut_slice), |i, result| {
@@ -83,8 +84,9 @@ impl Keyring {
     ///         dropped.push((i, why));
     ///     }
     /// });
-    /// assert_eq!(dropped, [(0, Dropped::Mac), (1, Dropped::Mac), (2, Dropped::Length)]);
-    /// assert_eq!(bufs[0], vec![0x5a; PACKET_LEN], "a failed MAC leaves the buffer");
+    /// assert_eq!(dropped, [(0, Dropped::Version), (1, Dropped::Version), (2, Dropped::Length)]);
+    /// assert_eq!(bufs[0], vec![0x5a; PACKET_LEN], "a dropped datagram is left as it was");
+    /// assert_eq!(keyring.drops().total(), 3);
     /// ```
     ///
     /// [`wait_durable`]: Self::wait_durable

@@ -43,7 +43,10 @@ impl Keyring {
     ///    that unwrapped the last packet first (a packet whose MAC fails
     ///    is left unchanged for the next key, which
     ///    [`kemsphinx::unwrap_batch`] tries one packet at a time);
-    /// 3. each tag remembered, atomically, in the datagrams' order.
+    /// 3. each tag remembered, atomically, in the datagrams' order (so a
+    ///    Bloom false positive that an earlier packet of the same batch
+    ///    causes, which `receive` would find before the unwrap, is found
+    ///    here at the test-and-set: a replay all the same, but unwrapped).
     ///
     /// A datagram whose replay tag equals an earlier one's in the same
     /// batch waits for it, then goes through the checks alone: a replay

@@ -104,7 +104,10 @@ fn main() -> Result<(), Box<dyn Error>> {
         println!("--batch {batch}: median {m:.0} packets/s");
     }
     if let [single, .., batched] = medians[..] {
-        println!("ratio of the medians (last / first mode): {:.3}×", batched / single);
+        println!(
+            "ratio of the medians (last / first mode): {:.3}×",
+            batched / single
+        );
         println!("median of the runs' ratios: {:.3}×", median(&mut paired));
     }
     Ok(())

@@ -39,7 +39,7 @@ fn a_batch_counts_each_datagram_as_receive_does() {
     let keyring = Keyring::new(policy, key).unwrap();
     let packets = Client::new(2).packets(&keyring.current().public_key, 2);
     // Two packets, a copy of the first, noise, a short datagram.
-    let mut batch = vec![
+    let mut batch = [
         packets[0].to_vec(),
         packets[1].to_vec(),
         packets[0].to_vec(),

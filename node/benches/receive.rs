@@ -1,16 +1,20 @@
 //! What the keyring costs per packet, against the bare library calls a
 //! node would make without it (`replay_tag` + `unwrap`), on one thread and
-//! on every core; and how long a disk-mode keyring takes to reopen.
+//! on every core; the same batched (`Keyring::receive_batch` against
+//! `replay_tag` + `unwrap_batch`, `BATCH` packets a call); and how long a
+//! disk-mode keyring takes to reopen.
 //!
 //! ```text
 //! cargo bench -p kemsphinx-node --bench receive [-- ROUNDS BATCH]
 //! ```
 //!
-//! Rounds are interleaved (bare, memory mode, disk mode, each on a fresh
-//! slice of packets none of them has seen), so drift on a shared machine
-//! falls on all three alike; the figures are medians over rounds. Disk
-//! mode is timed twice: the calls alone, and until the batch's last ticket
-//! is durable (its last group commit, two `fsync`s, included).
+//! Rounds are interleaved (bare, memory mode, disk mode, then the same
+//! three batched, each on a fresh slice of packets none of them has seen,
+//! the batched disk mode on a copy of the disk keyring's directory made
+//! before any packet), so drift on a shared machine falls on all alike;
+//! the figures are medians over rounds. Disk mode is timed twice: the
+//! calls alone, and until the batch's last ticket is durable (its last
+//! group commit, two `fsync`s, included).
 //!
 //! (A custom harness rather than divan's: each packet can be accepted only
 //! once, so every timed batch needs packets no keyring has seen, and the
@@ -28,8 +32,8 @@ use std::time::{Duration, Instant};
 
 use kemsphinx_node::kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN};
 use kemsphinx_node::kemsphinx::{
-    Command, NodeId, PrivateKey, PublicKey, RecipientId, create_packet, packet_mut, path,
-    replay_tag, unwrap,
+    BATCH, Command, NodeId, PrivateKey, PublicKey, RecipientId, create_packet, packet_mut, path,
+    replay_tag, unwrap, unwrap_batch,
 };
 use kemsphinx_node::{EpochPolicy, Keyring, Ticket};
 
@@ -80,6 +84,34 @@ fn timed(slice: &[Packet], threads: usize, each: &(dyn Fn(&mut [u8]) + Sync)) ->
     start.elapsed() / u32::try_from(slice.len()).unwrap()
 }
 
+/// [`timed`], `BATCH` packets a call: `each` gets them as datagrams.
+fn timed_batches(
+    slice: &[Packet],
+    threads: usize,
+    each: &(dyn Fn(&mut [&mut [u8]]) + Sync),
+) -> Duration {
+    let chunk = slice.len().div_ceil(threads);
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for part in slice.chunks(chunk) {
+            s.spawn(move || {
+                let mut bufs = vec![[0u8; PACKET_LEN + 1]; BATCH];
+                for group in part.chunks(BATCH) {
+                    for (buf, p) in bufs.iter_mut().zip(group) {
+                        buf[..PACKET_LEN].copy_from_slice(&p[..]);
+                    }
+                    let mut views: [&mut [u8]; BATCH] = Default::default();
+                    for (view, buf) in views.iter_mut().zip(&mut bufs) {
+                        *view = &mut buf[..PACKET_LEN];
+                    }
+                    each(&mut views[..group.len()]);
+                }
+            });
+        }
+    });
+    start.elapsed() / u32::try_from(slice.len()).unwrap()
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -108,16 +140,39 @@ fn cpu_ticks() -> u64 {
     fields.get(11).unwrap_or(&0) + fields.get(12).unwrap_or(&0)
 }
 
+/// Copy the closed disk-mode directory `from` to `to`.
+fn copy_dir(from: &Path, to: &Path) {
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
 /// Medians per packet: bare, memory, disk (calls), disk (until durable);
-/// and CPU time per packet of bare, memory and disk (summed over rounds).
-fn measure(rounds: usize, batch: usize, threads: usize) -> ([Duration; 4], [Duration; 3]) {
+/// CPU time per packet of bare, memory and disk, then of the three
+/// batched (summed over rounds); and medians per packet batched: bare,
+/// memory, disk (calls).
+fn measure(
+    rounds: usize,
+    batch: usize,
+    threads: usize,
+) -> ([Duration; 4], [Duration; 6], [Duration; 3]) {
     let dir = scratch(&format!("t{threads}"));
+    let dir_b = scratch(&format!("t{threads}-batched"));
+    drop(Keyring::open(policy(), &dir).unwrap());
+    copy_dir(&dir, &dir_b);
     let (disk, _) = Keyring::open(policy(), &dir).unwrap();
+    let (disk_b, _) = Keyring::open(policy(), &dir_b).unwrap();
     let pem = std::fs::read(dir.join("epoch-00000000.key")).unwrap();
     let key = PrivateKey::from_pem(&pem).unwrap();
     let all = packets(key.public_key(), rounds * batch);
     let mut times: [Vec<Duration>; 4] = Default::default();
-    let mut cpu = [0u64; 3];
+    let mut batched: [Vec<Duration>; 3] = Default::default();
+    let mut cpu = [0u64; 6];
     for slice in all.chunks(batch) {
         let t0 = cpu_ticks();
         times[0].push(timed(slice, threads, &|buf| {
@@ -145,12 +200,41 @@ fn measure(rounds: usize, batch: usize, threads: usize) -> ([Duration; 4], [Dura
         cpu[0] += t1 - t0;
         cpu[1] += t2 - t1;
         cpu[2] += t3 - t2;
+        batched[0].push(timed_batches(slice, threads, &|views| {
+            let packets = views.iter_mut().map(|v| packet_mut(v).unwrap());
+            let tagged = packets.inspect(|p| {
+                std::hint::black_box(replay_tag(p));
+            });
+            for r in unwrap_batch([&key], tagged) {
+                r.unwrap();
+            }
+        }));
+        let memory = Keyring::new(policy(), PrivateKey::from_pem(&pem).unwrap()).unwrap();
+        let t4 = cpu_ticks();
+        batched[1].push(timed_batches(slice, threads, &|views| {
+            let datagrams = views.iter_mut().map(|v| &mut **v);
+            memory.receive_batch(datagrams, |_, r| {
+                let _accepted = r.unwrap();
+            });
+        }));
+        let t5 = cpu_ticks();
+        batched[2].push(timed_batches(slice, threads, &|views| {
+            let datagrams = views.iter_mut().map(|v| &mut **v);
+            disk_b.receive_batch(datagrams, |_, r| {
+                let _accepted = r.unwrap();
+            });
+        }));
+        let t6 = cpu_ticks();
+        cpu[3] += t4 - t3;
+        cpu[4] += t5 - t4;
+        cpu[5] += t6 - t5;
     }
-    drop(disk);
+    drop((disk, disk_b));
     std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&dir_b).unwrap();
     let per_packet =
         |ticks: u64| Duration::from_millis(ticks * 10) / u32::try_from(all.len()).unwrap();
-    (times.map(median), cpu.map(per_packet))
+    (times.map(median), cpu.map(per_packet), batched.map(median))
 }
 
 /// Reopen the disk keyring in `dir`, which holds `tags` tags.
@@ -177,7 +261,8 @@ fn main() {
         "threads", "bare µs", "memory", "ratio", "disk (calls)", "ratio", "disk (durable)", "ratio"
     );
     for threads in [1, cores] {
-        let ([bare, memory, disk, durable], cpu) = measure(rounds, batch, threads);
+        let ([bare, memory, disk, durable], cpu, [b_bare, b_memory, b_disk]) =
+            measure(rounds, batch, threads);
         let us = |d: Duration| d.as_secs_f64() * 1e6;
         let r = |d: Duration| d.as_secs_f64() / bare.as_secs_f64();
         println!(
@@ -190,12 +275,29 @@ fn main() {
             us(durable),
             r(durable)
         );
-        let [c_bare, c_memory, c_disk] = cpu.map(us);
+        let [c_bare, c_memory, c_disk, cb_bare, cb_memory, cb_disk] = cpu.map(us);
         println!(
             "  CPU µs per packet, every thread: bare {c_bare:.1}, memory {c_memory:.1} ({:.3}×), \
              disk {c_disk:.1} ({:.3}×)",
             c_memory / c_bare,
             c_disk / c_bare
+        );
+        println!(
+            "  batched ({BATCH} a call), µs per packet: bare {:.1} ({:.3}× bare single), \
+             memory {:.1} ({:.3}× memory single), disk (calls) {:.1} ({:.3}× disk single)",
+            us(b_bare),
+            us(b_bare) / us(bare),
+            us(b_memory),
+            us(b_memory) / us(memory),
+            us(b_disk),
+            us(b_disk) / us(disk)
+        );
+        println!(
+            "  batched, CPU µs per packet, every thread: bare {cb_bare:.1} ({:.3}× bare single), \
+             memory {cb_memory:.1} ({:.3}× memory single), disk {cb_disk:.1} ({:.3}× disk single)",
+            cb_bare / c_bare,
+            cb_memory / c_memory,
+            cb_disk / c_disk
         );
     }
     // Restart with a full epoch: a disk keyring whose store holds

@@ -10,7 +10,7 @@
 //!     back to the client, which checks every answer
 //! cargo run --example udp_node -- [--listen 127.0.0.1:30001] [--state DIR | --memory]
 //!         [--schedule START,PERIOD | --schedule katzenpost] [--publish FILE]
-//!         [--peer ID=ADDR]... [--seconds N]
+//!         [--peer ID=ADDR]... [--batch N] [--seconds N]
 //!     one node, until Ctrl-C / SIGTERM (or N seconds).
 //! ```
 //!
@@ -24,6 +24,10 @@
 //! `examples/load.rs`, reads it. A real node learns the others' addresses
 //! from its PKI; here each `--peer` names one: `ID` is the node id in 64
 //! hex digits, `ADDR` its UDP address.
+//!
+//! `--batch N` (1 to 8, default 8): each worker drains its socket up to N
+//! datagrams at a time through [`Forwarder::receive_batch`]; `--batch 1`
+//! takes the single path ([`Forwarder::receive`]), one at a time.
 
 use std::error::Error;
 use std::net::{SocketAddr, UdpSocket};
@@ -36,13 +40,14 @@ use std::time::{Duration, Instant};
 use getrandom::SysRng;
 use kemsphinx_node::kemsphinx::geometry::{HOPS, PACKET_LEN, PAYLOAD_LEN, SURB_ID_LEN};
 use kemsphinx_node::kemsphinx::{
-    Command, Hop, NodeId, PrivateKey, PublicKey, RecipientId, SurbId, SurbKeys, create_packet,
-    create_surb, encrypted_reply_mut,
+    BATCH, Command, Hop, NodeId, PrivateKey, PublicKey, RecipientId, SurbId, SurbKeys,
+    create_packet, create_surb, encrypted_reply_mut,
 };
 use kemsphinx_node::{
     EpochPolicy, ForwardPolicy, Forwarder, Keyring, Outgoing, SURB_REPLY_LEN, Schedule, framing,
 };
 use rand_core::{Rng, UnwrapErr};
+use rustix::net::{RecvFlags, recvfrom};
 
 /// Set by Ctrl-C / SIGTERM (or the end of a bounded run): every loop ends.
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -83,6 +88,8 @@ struct Node {
     service: Option<RecipientId>,
     /// Where the current epoch's public key is written (`--publish`).
     publish: Option<PathBuf>,
+    /// Datagrams a worker takes at most at once (1: the single path).
+    batch: usize,
 }
 
 impl Node {
@@ -119,6 +126,7 @@ impl Node {
             forwarder: Forwarder::new(Arc::new(keyring), ForwardPolicy::default()),
             service: None,
             publish: None,
+            batch: BATCH,
         })
     }
 
@@ -168,6 +176,9 @@ impl Node {
     /// (so an oversize one is refused, not cut), then the keyring's checks
     /// and the forwarder's hold. Every refusal is counted there.
     fn receive(&self) {
+        if self.batch > 1 {
+            return self.receive_batched();
+        }
         let mut buf = vec![0u8; PACKET_LEN + 1];
         while !STOP.load(Ordering::Relaxed) {
             if let Ok((n, _)) = self.socket.recv_from(&mut buf)
@@ -175,6 +186,43 @@ impl Node {
             {
                 let _ = self.forwarder.receive(datagram, Instant::now());
             }
+        }
+    }
+
+    /// A worker taking up to `batch` datagrams at a time. What a batch
+    /// waits for: its first datagram, as the single path waits (up to
+    /// [`TICK`], to look at [`STOP`]); then it takes whatever else the
+    /// socket holds already, up to `batch`, and waits for nothing more
+    /// (`MSG_DONTWAIT`: a flag of the call, not of the socket, which the
+    /// other worker blocks on). Under light traffic a batch is one
+    /// datagram, handled as soon as it arrives: batching adds no delay;
+    /// under load the socket's queue fills the batches.
+    fn receive_batched(&self) {
+        let mut bufs = vec![[0u8; PACKET_LEN + 1]; self.batch.min(BATCH)];
+        let mut lens = [0usize; BATCH];
+        while !STOP.load(Ordering::Relaxed) {
+            let mut taken = 0;
+            for (buf, len) in bufs.iter_mut().zip(&mut lens) {
+                let got = if taken == 0 {
+                    self.socket.recv_from(buf).map(|(n, _)| n)
+                } else {
+                    recvfrom(&self.socket, &mut buf[..], RecvFlags::DONTWAIT)
+                        .map(|(n, _, _)| n)
+                        .map_err(std::io::Error::from)
+                };
+                let Ok(n) = got else {
+                    break;
+                };
+                *len = n;
+                taken += 1;
+            }
+            let mut views: [&mut [u8]; BATCH] = Default::default();
+            for ((view, buf), &n) in views.iter_mut().zip(&mut bufs).zip(&lens) {
+                *view = buf.get_mut(..n).unwrap_or_default();
+            }
+            let batch = views.get_mut(..taken).unwrap_or_default();
+            self.forwarder
+                .receive_batch(batch, Instant::now(), |_, _| {});
         }
     }
 
@@ -277,6 +325,16 @@ fn main() -> Result<(), Box<dyn Error>> {
             nodes.push(parse_peer(args.get(at + 1).ok_or("--peer needs ID=ADDR")?)?);
         }
     }
+    if let Some(batch) = arg("--batch") {
+        node.batch = batch.parse()?;
+        if !(1..=BATCH).contains(&node.batch) {
+            return Err(format!("--batch: 1 to {BATCH}").into());
+        }
+    }
+    println!(
+        "node: workers take up to {} datagrams at a time",
+        node.batch
+    );
     let dir = Directory {
         nodes,
         clients: vec![],

@@ -28,7 +28,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use kemsphinx::geometry::{ENCRYPTED_REPLY_LEN, PACKET_LEN, PAYLOAD_LEN, SURB_ID_LEN};
-use kemsphinx::{Action, NodeId, RecipientId};
+use kemsphinx::{Action, BATCH, NodeId, RecipientId};
 
 use crate::{Dropped, Keyring, Ticket};
 
@@ -410,36 +410,106 @@ impl Forwarder {
     pub fn receive(&self, datagram: &mut [u8], now: Instant) -> Result<Ticket, Refused> {
         let accepted = self.keyring.receive(datagram)?;
         let ticket = accepted.ticket;
-        let held = match accepted.action {
+        if let Some((next_hop, due)) = self.hold_action(accepted.action, ticket, now)? {
+            // The keyring accepted exactly one packet's length.
+            self.hold_parts(Route::Packet(next_hop), &[&*datagram], ticket, due)?;
+        }
+        Ok(ticket)
+    }
+
+    /// [`receive`](Self::receive) for many datagrams, through
+    /// [`Keyring::receive_batch`] (its X25519 computed
+    /// [`BATCH`](kemsphinx::BATCH) packets at a time): `each` is called
+    /// once per datagram, in order, with its position and what `receive`
+    /// would have returned for it. Allocates nothing beyond what `receive`
+    /// does; a batch's forward packets are held once the keyring has
+    /// handed back their datagrams, so within a batch they may be held
+    /// after the SURB replies and payloads that came after them (each
+    /// held with its own due time; only ties in due time keep arrival
+    /// order).
+    pub fn receive_batch(
+        &self,
+        datagrams: &mut [&mut [u8]],
+        now: Instant,
+        mut each: impl FnMut(usize, Result<Ticket, Refused>),
+    ) {
+        let mut position = 0usize;
+        for chunk in datagrams.chunks_mut(BATCH) {
+            let mut results: [Option<Result<Ticket, Refused>>; BATCH] = [None; BATCH];
+            let mut forwards: [Option<(NodeId, Instant)>; BATCH] = [None; BATCH];
+            let views = chunk.iter_mut().map(|d| &mut **d);
+            self.keyring.receive_batch(views, |i, received| {
+                let result = received.map_err(Refused::from).and_then(|accepted| {
+                    let ticket = accepted.ticket;
+                    let forward = self.hold_action(accepted.action, ticket, now)?;
+                    if let Some(f) = forwards.get_mut(i) {
+                        *f = forward;
+                    }
+                    Ok(ticket)
+                });
+                if let Some(r) = results.get_mut(i) {
+                    *r = Some(result);
+                }
+            });
+            let held = chunk.iter().zip(results).zip(forwards);
+            for ((datagram, result), forward) in held {
+                let result = match (result, forward) {
+                    (Some(Ok(ticket)), Some((next_hop, due))) => self
+                        .hold_parts(Route::Packet(next_hop), &[&**datagram], ticket, due)
+                        .map(|()| ticket)
+                        .map_err(Refused::from),
+                    // The keyring gives every datagram a result.
+                    (result, _) => result.unwrap_or(Err(Refused::Dropped(Dropped::Other))),
+                };
+                each(position, result);
+                position += 1;
+            }
+        }
+    }
+
+    /// Hold what an accepted packet's `action` names (received at `now`,
+    /// waiting for `ticket`), but a forward packet: its bytes are the
+    /// datagram's, which the action does not borrow, so its next hop and
+    /// due time are returned, to hold once the caller has the datagram
+    /// back.
+    fn hold_action(
+        &self,
+        action: Action<'_>,
+        ticket: Ticket,
+        now: Instant,
+    ) -> Result<Option<(NodeId, Instant)>, Discarded> {
+        match action {
             Action::Forward { next_hop, delay } => {
                 let delay = Duration::from_millis(u64::from(delay.unwrap_or(0)));
                 let due = (delay <= self.policy.max_delay)
                     .then(|| now.checked_add(delay))
                     .flatten();
-                let Some(due) = due else {
-                    return Err(self.discard(Discarded::DelayTooLong).into());
-                };
-                // The keyring accepted exactly one packet's length.
-                self.hold_parts(Route::Packet(next_hop), &[&*datagram], ticket, due)
+                match due {
+                    Some(due) => Ok(Some((next_hop, due))),
+                    None => Err(self.discard(Discarded::DelayTooLong)),
+                }
             }
             Action::SurbReply {
                 recipient,
                 surb_id,
                 encrypted_reply,
-            } => self.hold_parts(
-                Route::SurbReply(recipient),
-                &[surb_id.0.as_slice(), encrypted_reply.as_slice()],
-                ticket,
-                now,
-            ),
-            Action::Deliver { recipient, payload } => self.hold_parts(
-                Route::Deliver(recipient),
-                &[payload.as_slice()],
-                ticket,
-                now,
-            ),
-        };
-        held.map(|()| ticket).map_err(Refused::from)
+            } => self
+                .hold_parts(
+                    Route::SurbReply(recipient),
+                    &[surb_id.0.as_slice(), encrypted_reply.as_slice()],
+                    ticket,
+                    now,
+                )
+                .map(|()| None),
+            Action::Deliver { recipient, payload } => self
+                .hold_parts(
+                    Route::Deliver(recipient),
+                    &[payload.as_slice()],
+                    ticket,
+                    now,
+                )
+                .map(|()| None),
+        }
     }
 
     /// Hold a packet this node made (say, an answer on a SURB sent later,

@@ -58,8 +58,8 @@ pub struct EpochStatus {
     pub taken: usize,
 }
 
-struct Live {
-    current: Epoch,
+pub(crate) struct Live {
+    pub(crate) current: Epoch,
     /// The previous epoch and when its grace ends.
     previous: Option<(Epoch, Instant)>,
     /// With [`EpochPolicy::publish_ahead`]: the next epoch, its key
@@ -72,7 +72,7 @@ struct Live {
 
 impl Live {
     /// The live epochs: current, previous, next, further.
-    fn epochs(&self) -> impl Iterator<Item = &Epoch> {
+    pub(crate) fn epochs(&self) -> impl Iterator<Item = &Epoch> {
         std::iter::once(&self.current)
             .chain(self.previous.as_ref().map(|(e, _)| e))
             .chain(self.next.as_ref())
@@ -142,11 +142,11 @@ pub struct Keyring {
     id: u64,
     policy: EpochPolicy,
     live: RwLock<Live>,
-    drops: DropCounters,
-    accepted: AtomicU64,
+    pub(crate) drops: DropCounters,
+    pub(crate) accepted: AtomicU64,
     /// The epoch whose key unwrapped the last packet: tried first on the
     /// next one.
-    last_epoch: AtomicU64,
+    pub(crate) last_epoch: AtomicU64,
     disk: Option<Disk>,
     /// The last failure to write or delete an epoch's files.
     disk_error: Mutex<Option<String>>,
@@ -441,7 +441,7 @@ impl Keyring {
         }
     }
 
-    fn journal(&self) -> Option<&Journal> {
+    pub(crate) fn journal(&self) -> Option<&Journal> {
         self.disk.as_ref().map(|d| &*d.journal)
     }
 
@@ -469,7 +469,7 @@ impl Keyring {
         }
     }
 
-    fn live(&self) -> std::sync::RwLockReadGuard<'_, Live> {
+    pub(crate) fn live(&self) -> std::sync::RwLockReadGuard<'_, Live> {
         self.live.read().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -549,7 +549,7 @@ impl Keyring {
     /// After `by` took a packet and holds `taken`: wake the housekeeping
     /// thread ([`wait_for_turn`](Self::wait_for_turn)) when the current
     /// epoch, or the next one published ahead, reaches `rotate_after`.
-    fn taken(&self, live: &Live, by: &Epoch, taken: usize) {
+    pub(crate) fn taken(&self, live: &Live, by: &Epoch, taken: usize) {
         if self.policy.schedule.is_some() {
             // A scheduled epoch never turns by fill.
             return;
@@ -572,7 +572,7 @@ impl Keyring {
         }
     }
 
-    fn ticket(&self, group: u64) -> Ticket {
+    pub(crate) fn ticket(&self, group: u64) -> Ticket {
         Ticket {
             keyring: self.id,
             group,

@@ -11,6 +11,7 @@ use getrandom::SysRng;
 use kemsphinx::{Action, PrivateKey, PublicKey, packet_mut, replay_tag, unwrap_any};
 use rand_core::UnwrapErr;
 
+use crate::clock::Clock;
 use crate::dir::{Found, PersistDir};
 use crate::dropped::DropCounters;
 use crate::epochs::{Epoch, EpochPolicy, ResumeChange, Resumed, Turn};
@@ -155,6 +156,8 @@ pub struct Keyring {
     /// [`Keyring::wait_for_turn`].
     turn_due: Mutex<bool>,
     turn_wake: Condvar,
+    /// The one clock of every epoch's age and every grace.
+    clock: Clock,
 }
 
 fn new_key() -> PrivateKey {
@@ -438,6 +441,7 @@ impl Keyring {
             disk_error: Mutex::new(None),
             turn_due: Mutex::new(false),
             turn_wake: Condvar::new(),
+            clock: Clock::default(),
         }
     }
 
@@ -467,6 +471,12 @@ impl Keyring {
         if let Some(e) = &live.next {
             f(Role::Next, e.number, e.taken(), e.started);
         }
+    }
+
+    /// The keyring's clock now: what every live epoch's age is measured
+    /// against.
+    pub(crate) fn clock_now(&self) -> Instant {
+        self.clock.now()
     }
 
     fn live(&self) -> std::sync::RwLockReadGuard<'_, Live> {
@@ -627,6 +637,16 @@ impl Keyring {
     /// deleted outside the lock that [`receive`](Self::receive) takes:
     /// receiving threads wait only for the swap itself.
     ///
+    /// `now` is the caller's time on the monotonic clock. Every epoch's
+    /// age and every grace are measured on the keyring's one clock: the
+    /// later of `now` and `Instant::now()` plus the furthest any `now`
+    /// has been ahead of it. So a `now` ahead (`turn(t + length)`, a test
+    /// or a simulation) turns once, as asked, and the same `now` again
+    /// turns nothing; the clock keeps that lead, so the grace that starts
+    /// then ends a grace later on the caller's time and in real time (not
+    /// a day later after `turn(now + 1 day)`); a `now` behind it changes
+    /// nothing.
+    ///
     /// With an [`EpochPolicy::schedule`], the wall clock
     /// (`SystemTime::now()`) decides: see [`turn_at`](Self::turn_at).
     #[must_use = "a started or replaced epoch's key is to be published"]
@@ -653,6 +673,8 @@ impl Keyring {
     #[must_use = "a started or replaced epoch's key is to be published"]
     pub fn turn_at(&self, now: Instant, wall: SystemTime) -> Option<Turn> {
         let mut turning = self.turning.lock().unwrap_or_else(PoisonError::into_inner);
+        // Ages and graces on one clock: the caller's `now`, or later.
+        let now = self.clock.at(now);
         self.delete_undeleted(&mut turning);
         match self.plan(now, wall, &turning)? {
             Plan::Retire { number, early } => {
@@ -686,10 +708,10 @@ impl Keyring {
                     _ => top.saturating_add(1),
                 };
                 let fresh = self.fresh_epoch(&mut turning, (now, wall), number, next_starts)?;
-                // Told a time ahead, the rotation still happens now: the
-                // new epoch's age and the previous key's grace run from
-                // the real rotation, not from a day ahead.
-                let at = now.min(Instant::now());
+                // On the keyring's clock: told a time ahead, the new
+                // epoch starts then, and its age and the previous key's
+                // grace run on with the real clock from there.
+                let at = now;
                 let mut live = self.live.write().unwrap_or_else(PoisonError::into_inner);
                 let (mut starting, next) = match live.next.take() {
                     Some(next) if next_starts => (next, Some(fresh)),
@@ -762,7 +784,7 @@ impl Keyring {
         number: u64,
         ahead: bool,
     ) -> Option<Epoch> {
-        let mut fresh = Epoch::new(&self.policy, number, new_key(), now.min(Instant::now()));
+        let mut fresh = Epoch::new(&self.policy, number, new_key(), now);
         if let Some(disk) = &self.disk {
             match disk.dir.create(number, &fresh.key, wall, ahead) {
                 Ok(store) => fresh.store = Some(Arc::new(store)),

@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod clock;
 mod dir;
 mod dropped;
 mod epochs;

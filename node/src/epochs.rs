@@ -310,7 +310,9 @@ pub enum ResumeChange {
     /// [`EpochPolicy::publish_ahead`] is on, and was off when the node
     /// stopped: the newest epoch on disk stays current (0.1 took it for
     /// the next one and made the previous key current again), and a next
-    /// epoch was made, whose key is to be published.
+    /// epoch was made, whose key is to be published. Said only when the
+    /// directory held two epochs or more: a single one stays current
+    /// either way, and its next epoch is made (in [`Resumed::made`]).
     PublishAheadTurnedOn,
     /// [`EpochPolicy::publish_ahead`] is off, and was on when the node
     /// stopped: the current epoch stays current (0.1 promoted the next
@@ -319,6 +321,17 @@ pub enum ResumeChange {
     PublishAheadTurnedOff {
         /// The next epoch that was retired.
         dropped: u64,
+    },
+    /// With a [`Schedule`]: epoch `number` was made ahead, beyond the
+    /// epochs ahead the policy now asks for ([`Schedule::with_ahead`]
+    /// lowered, or [`EpochPolicy::publish_ahead`] turned off, since the
+    /// node stopped), and was deleted, files and all (packets built for
+    /// its published key fail from now on; it is made again, with a new
+    /// key, when it comes within reach). The epoch that was current stays
+    /// current, and the ones ahead of it that are kept keep their order.
+    AheadDropped {
+        /// The epoch deleted.
+        number: u64,
     },
     /// Epoch `number`'s store was found without its key file, and deleted
     /// (a store is no use without its key). A crash while an epoch was

@@ -271,11 +271,14 @@ impl Keyring {
             e.store = Some(Arc::new(store));
             Ok(e)
         };
+        let top_made = Self::trim_ahead(&policy, &dir, &mut numbers, &mut resumed)?;
         let further = Self::further(&policy, &mut numbers, wall);
         let (newest, found_next) = Self::newest(&policy, &dir, &mut numbers, &mut resumed)?;
-        // When the next epoch was made, the current one became current.
-        let promoted = found_next.as_ref().map(|f| {
-            let age = wall.duration_since(f.store.started()).unwrap_or_default();
+        // When the newest epoch was made (with a schedule, or self-timed
+        // the next one), the current one became current.
+        let promoted = top_made.or(found_next.as_ref().map(|f| f.store.started()));
+        let promoted = promoted.map(|made| {
+            let age = wall.duration_since(made).unwrap_or_default();
             now.checked_sub(age).unwrap_or(now)
         });
         let (current, previous) = match newest {
@@ -353,6 +356,43 @@ impl Keyring {
         ))
     }
 
+    /// With a schedule: the epochs made ahead beyond the one or more the
+    /// policy now asks for ([`Schedule::with_ahead`] lowered or
+    /// `publish_ahead` turned off since the node stopped), deleted and
+    /// said ([`ResumeChange::AheadDropped`]), highest first, so that what
+    /// is left is previous, current and the epochs still asked for (one,
+    /// if none are, for [`newest`](Self::newest) to tell a
+    /// `publish_ahead` turned off). Which epochs were ahead is read from
+    /// the newest store's start: it was made when the epoch its start
+    /// falls in became current (the clock at the restart, which may have
+    /// stepped, is not used); that start is returned, as when the current
+    /// epoch became current. Taken from `numbers`.
+    fn trim_ahead(
+        policy: &EpochPolicy,
+        dir: &PersistDir,
+        numbers: &mut Vec<u64>,
+        resumed: &mut Resumed,
+    ) -> Result<Option<SystemTime>, OpenError> {
+        let (Some(schedule), Some(&top)) = (policy.schedule, numbers.last()) else {
+            return Ok(None);
+        };
+        let made = dir.open(top)?.store.started();
+        let current = schedule.epoch(made);
+        let keep = policy.ahead().max(1);
+        let ahead = numbers.iter().filter(|&&n| n > current).count();
+        // Never all of them: an epoch at or below the one that was
+        // current stays, to be current.
+        if ahead >= numbers.len() {
+            return Ok(Some(made));
+        }
+        for _ in keep..ahead {
+            let Some(number) = numbers.pop() else { break };
+            dir.retire(number, || {})?;
+            resumed.changes.push(ResumeChange::AheadDropped { number });
+        }
+        Ok(Some(made))
+    }
+
     /// With a schedule and keys made more than one epoch ahead: the
     /// epochs on disk after the next one, taken from the top of `numbers`
     /// (oldest first) while the one below is still ahead of the clock
@@ -398,7 +438,8 @@ impl Keyring {
                 let current = numbers.pop().map(|n| dir.open(n)).transpose()?;
                 Ok((current, Some(found)))
             }
-            (true, false) => {
+            // A single epoch stays current either way: nothing changed.
+            (true, false) if older >= 1 => {
                 resumed.changes.push(ResumeChange::PublishAheadTurnedOn);
                 Ok((Some(found), None))
             }

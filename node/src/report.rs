@@ -77,6 +77,10 @@ impl fmt::Display for ResumeChange {
                 f,
                 "publish_ahead turned off: next epoch {dropped} deleted, files and all"
             ),
+            Self::AheadDropped { number } => write!(
+                f,
+                "fewer epochs ahead asked: epoch {number}, made ahead, deleted, files and all"
+            ),
             Self::KeyMissing { number } => write!(
                 f,
                 "epoch {number}: its store was found without its key file and deleted \

@@ -428,3 +428,37 @@ fn a_restart_that_would_change_the_current_key_says_so() {
     drop(keyring);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A restart with `publish_ahead` on that finds a single epoch on disk
+/// keeps it current and makes the next one, and says no change: whether
+/// the next epoch's files never got made (its making failed, or was
+/// killed) or `publish_ahead` was off before, the current key is the
+/// same (before: an epoch made as the first current one, its store
+/// marked so, was reported as `PublishAheadTurnedOn` though nothing was
+/// turned on).
+#[test]
+fn a_single_epoch_on_disk_is_no_publish_ahead_change() {
+    let ahead = |on: bool| EpochPolicy {
+        publish_ahead: on,
+        ..policy()
+    };
+    for (case, before) in [("next's files gone", true), ("was off", false)] {
+        let dir = scratch("single-epoch");
+        let first = {
+            let (keyring, _) = Keyring::open(ahead(before), &dir).unwrap();
+            keyring.current().public_key
+        };
+        for file in ["epoch-00000001.key", "epoch-00000001.redb"] {
+            let _ = std::fs::remove_file(dir.join(file));
+        }
+        let (keyring, resumed) = Keyring::open(ahead(true), &dir).unwrap();
+        println!("{case}: {resumed}");
+        assert_eq!(resumed.changes, [], "{case}");
+        assert_eq!(resumed.made, [1], "{case}");
+        assert_eq!(keyring.current().number, 0, "{case}");
+        assert_eq!(keyring.current().public_key, first, "{case}");
+        assert_eq!(keyring.next().map(|e| e.number), Some(1), "{case}");
+        drop(keyring);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

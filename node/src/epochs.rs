@@ -18,8 +18,9 @@
 //! early key changes, not make honest packets look like replays. A new
 //! epoch due while the previous one is still in its grace retires that one
 //! first (early): only two epochs are ever live (three with the next one
-//! published ahead), so forced changes cannot pile up keys, filters or
-//! files.
+//! published ahead; two plus [`Schedule::ahead`] with a schedule's keys
+//! made further ahead), so forced changes cannot pile up keys, filters
+//! or files.
 //!
 //! That is a self-timed node. On a PKI's clock
 //! ([`EpochPolicy::schedule`], [`crate::schedule`]) epochs are numbered
@@ -32,6 +33,15 @@
 //! each new tag joins a group commit ([`crate::journal`]), epochs found on
 //! disk are resumed on start, and a retired epoch's key file and store are
 //! deleted.
+//!
+//! This module holds the terms (the policy, one epoch and its filter,
+//! what a turn or a restart reports); one owner each carries out the
+//! rest: [`crate::rotation`] the live epochs and their rotation (which
+//! epochs are live, when and how they change, on the keyring's one clock,
+//! [`crate::clock`]), [`crate::disk`] disk mode (an epoch's files made
+//! and deleted, the group commit), [`crate::resume`] what a restart makes
+//! of the files found, and [`Keyring`](crate::Keyring) the order of
+//! checks on a datagram.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};

@@ -6,21 +6,10 @@
 use std::sync::atomic::Ordering;
 
 use kemsphinx::geometry::PACKET_LEN;
-use kemsphinx::{BATCH, ReplayTag, Unwrapped, packet_mut, replay_tag, unwrap_any, unwrap_batch};
+use kemsphinx::{BATCH, ReplayTag, packet_mut, replay_tag, unwrap_any, unwrap_batch};
 
 use crate::Dropped;
-use crate::epochs::Epoch;
-use crate::journal::Journal;
-use crate::keyring::{Accepted, Keyring, Live};
-use crate::schedule::MAX_AHEAD;
-
-/// What became of one datagram: as [`Keyring::receive`] returns it.
-type Received<'a> = Result<Accepted<'a>, Dropped>;
-
-/// The live epochs in the order their keys are tried: the one that
-/// unwrapped the last packet first, then the others (current, previous,
-/// next, further).
-type KeyOrder<'l> = [Option<&'l Epoch>; 2 + MAX_AHEAD as usize];
+use crate::keyring::{Accepted, Keyring, Received, key_order, unseen};
 
 impl Keyring {
     /// [`receive`](Self::receive) for many datagrams: each gets exactly
@@ -127,17 +116,6 @@ impl Keyring {
         }
     }
 
-    /// Count `result` as [`receive`](Self::receive) does.
-    fn count(&self, result: &Received<'_>) {
-        match result {
-            Ok(_) => {
-                self.accepted.fetch_add(1, Ordering::Relaxed);
-                crate::instrument::accepted();
-            }
-            Err(why) => self.drops.add(*why),
-        }
-    }
-
     /// One batch, under the read lock: a result for each datagram given
     /// (`None` after the last).
     fn receive_chunk<'a>(
@@ -202,60 +180,6 @@ impl Keyring {
         }
         out
     }
-
-    /// After the key trial: the epoch whose key unwrapped the packet
-    /// remembers its tag (step 4 of [`receive`](Self::receive)).
-    fn settle<'a>(
-        &self,
-        live: &Live,
-        order: &KeyOrder<'_>,
-        journal: Option<&Journal>,
-        tag: &ReplayTag,
-        unwrapped: Result<(usize, Unwrapped<'a>), kemsphinx::Error>,
-    ) -> Received<'a> {
-        let (which, hop) = unwrapped?;
-        let by = order
-            .iter()
-            .flatten()
-            .nth(which)
-            .copied()
-            .unwrap_or(&live.current);
-        self.last_epoch.store(by.number, Ordering::Relaxed);
-        let previous_key = by.number < live.current.number;
-        let (group, taken) = by.remember(tag, journal)?;
-        self.taken(live, by, taken);
-        Ok(Accepted {
-            epoch: by.number,
-            previous_key,
-            action: hop.action,
-            ticket: self.ticket(group),
-        })
-    }
-}
-
-/// Step 2 of [`Keyring::receive`]: `tag` is in no live epoch's filter,
-/// and in disk mode the store is writable.
-fn unseen(live: &Live, journal: Option<&Journal>, tag: &ReplayTag) -> Result<(), Dropped> {
-    if live.epochs().any(|e| e.seen(tag)) {
-        return Err(Dropped::Replay);
-    }
-    if journal.is_some_and(Journal::failing) {
-        return Err(Dropped::DiskFailing);
-    }
-    Ok(())
-}
-
-/// The live epochs, the one numbered `last` first.
-fn key_order(live: &Live, last: u64) -> KeyOrder<'_> {
-    let mut order: KeyOrder<'_> = [None; 2 + MAX_AHEAD as usize];
-    let candidates = live
-        .epochs()
-        .filter(|e| e.number == last)
-        .chain(live.epochs().filter(|e| e.number != last));
-    for (slot, epoch) in order.iter_mut().zip(candidates) {
-        *slot = Some(epoch);
-    }
-    order
 }
 
 /// `slots[i] = Some(value)`, for `i` within the batch.

@@ -18,8 +18,9 @@
 //! early key changes, not make honest packets look like replays. A new
 //! epoch due while the previous one is still in its grace retires that one
 //! first (early): only two epochs are ever live (three with the next one
-//! published ahead), so forced changes cannot pile up keys, filters or
-//! files.
+//! published ahead; two plus [`Schedule::ahead`] with a schedule's keys
+//! made further ahead), so forced changes cannot pile up keys, filters
+//! or files.
 //!
 //! That is a self-timed node. On a PKI's clock
 //! ([`EpochPolicy::schedule`], [`crate::schedule`]) epochs are numbered
@@ -32,6 +33,15 @@
 //! each new tag joins a group commit ([`crate::journal`]), epochs found on
 //! disk are resumed on start, and a retired epoch's key file and store are
 //! deleted.
+//!
+//! This module holds the terms (the policy, one epoch and its filter,
+//! what a turn or a restart reports); one owner each carries out the
+//! rest: [`crate::rotation`] the live epochs and their rotation (which
+//! epochs are live, when and how they change, on the keyring's one clock,
+//! [`crate::clock`]), [`crate::disk`] disk mode (an epoch's files made
+//! and deleted, the group commit), [`crate::resume`] what a restart makes
+//! of the files found, and [`Keyring`](crate::Keyring) the order of
+//! checks on a datagram.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -283,8 +293,9 @@ pub struct Resumed {
     pub epochs: Vec<(u64, u64)>,
     /// Epochs found past their grace, whose files were deleted.
     pub retired: Vec<u64>,
-    /// Epochs made fresh at the start (new key and store): epoch 0 when
-    /// the directory held none, and with [`EpochPolicy::publish_ahead`]
+    /// Epochs made fresh at the start (new key and store): first the
+    /// current one when the directory held none (epoch 0, or on a
+    /// [`Schedule`] the epoch the clock names), and with [`EpochPolicy::publish_ahead`]
     /// a next epoch when none was found (its key is to be published).
     pub made: Vec<u64>,
     /// Temporary files a killed write left (each a whole private key or
@@ -310,7 +321,9 @@ pub enum ResumeChange {
     /// [`EpochPolicy::publish_ahead`] is on, and was off when the node
     /// stopped: the newest epoch on disk stays current (0.1 took it for
     /// the next one and made the previous key current again), and a next
-    /// epoch was made, whose key is to be published.
+    /// epoch was made, whose key is to be published. Said only when the
+    /// directory held two epochs or more: a single one stays current
+    /// either way, and its next epoch is made (in [`Resumed::made`]).
     PublishAheadTurnedOn,
     /// [`EpochPolicy::publish_ahead`] is off, and was on when the node
     /// stopped: the current epoch stays current (0.1 promoted the next
@@ -319,6 +332,17 @@ pub enum ResumeChange {
     PublishAheadTurnedOff {
         /// The next epoch that was retired.
         dropped: u64,
+    },
+    /// With a [`Schedule`]: epoch `number` was made ahead, beyond the
+    /// epochs ahead the policy now asks for ([`Schedule::with_ahead`]
+    /// lowered, or [`EpochPolicy::publish_ahead`] turned off, since the
+    /// node stopped), and was deleted, files and all (packets built for
+    /// its published key fail from now on; it is made again, with a new
+    /// key, when it comes within reach). The epoch that was current stays
+    /// current, and the ones ahead of it that are kept keep their order.
+    AheadDropped {
+        /// The epoch deleted.
+        number: u64,
     },
     /// Epoch `number`'s store was found without its key file, and deleted
     /// (a store is no use without its key). A crash while an epoch was

@@ -279,7 +279,8 @@ impl Keyring {
     /// and each epoch's filter lock for a moment): a status page may call
     /// it every second.
     pub fn health(&self) -> Health {
-        let now = Instant::now();
+        // The clock the epochs' starts are on.
+        let now = self.clock_now();
         let capacity = self.policy().capacity;
         let mut health = Health {
             epochs: Vec::with_capacity(3),

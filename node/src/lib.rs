@@ -3,7 +3,9 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod batch;
+mod clock;
 mod dir;
+mod disk;
 mod dropped;
 mod epochs;
 mod error;
@@ -16,6 +18,8 @@ mod journal;
 mod keyring;
 mod pending;
 mod report;
+mod resume;
+mod rotation;
 mod schedule;
 mod selfcheck;
 mod store;
@@ -29,7 +33,8 @@ pub use forward::{
 pub use health::{CommitLatency, EpochHealth, Health, RECENT, Role};
 pub use journal::{GROUP_INTERVAL, NotDurable, RETRY, Ticket};
 pub use kemsphinx::framing::{self, Framed, FramingError};
-pub use keyring::{Accepted, EpochStatus, Keyring};
+pub use keyring::{Accepted, Keyring};
+pub use rotation::EpochStatus;
 pub use schedule::{EpochTime, MAX_AHEAD, Schedule};
 pub use selfcheck::{SelfCheck, SelfCheckError, self_check};
 

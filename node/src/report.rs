@@ -21,7 +21,7 @@ fn numbers(f: &mut fmt::Formatter<'_>, epochs: &[u64]) -> fmt::Result {
 /// publish); deleted epoch 1 (past its grace); deleted temporary file
 /// DIR/.epoch-00000006.key.….tmp; epoch 2: its store was found without
 /// its key file and deleted`. An empty directory reads `made epoch 0
-/// (an empty directory)`.
+/// (an empty directory)` (on a schedule, the epoch the clock names).
 impl fmt::Display for Resumed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut first = true;
@@ -38,10 +38,12 @@ impl fmt::Display for Resumed {
                 write!(f, "{sep}epoch {n} ({tags} tags)")?;
             }
         }
-        for &n in &self.made {
+        for (i, &n) in self.made.iter().enumerate() {
             clause(f)?;
-            if self.epochs.is_empty() && n == 0 {
-                f.write_str("made epoch 0 (an empty directory)")?;
+            // Nothing resumed: the first epoch made is the current one
+            // (0, or on a schedule the epoch the clock names).
+            if self.epochs.is_empty() && i == 0 {
+                write!(f, "made epoch {n} (an empty directory)")?;
             } else {
                 write!(f, "made epoch {n} (a next epoch, its key to publish)")?;
             }
@@ -76,6 +78,10 @@ impl fmt::Display for ResumeChange {
             Self::PublishAheadTurnedOff { dropped } => write!(
                 f,
                 "publish_ahead turned off: next epoch {dropped} deleted, files and all"
+            ),
+            Self::AheadDropped { number } => write!(
+                f,
+                "fewer epochs ahead asked: epoch {number}, made ahead, deleted, files and all"
             ),
             Self::KeyMissing { number } => write!(
                 f,

@@ -209,17 +209,17 @@ fn the_previous_key_unwraps_during_its_grace_and_not_after() {
     // Nothing changes before the epoch's time is up.
     assert_eq!(keyring.turn(t0 + Duration::from_secs(9)), None);
     // Told a time ahead (the end of the epoch's length), the rotation
-    // happens now: the grace runs from between `before` and `after`.
-    let before = Instant::now();
+    // happens at that time on the keyring's clock: the grace runs from
+    // `t1`.
+    let t1 = t0 + Duration::from_secs(10);
     assert_eq!(
-        keyring.turn(t0 + Duration::from_secs(10)),
+        keyring.turn(t1),
         Some(Turn::Started {
             number: 1,
             took: 1,
             by_count: false
         })
     );
-    let after = Instant::now();
     assert_eq!(keyring.current().number, 1);
     assert_eq!(keyring.previous().map(|e| e.number), Some(0));
     let new = client.packets(&keyring.current().public_key, 2);
@@ -229,8 +229,8 @@ fn the_previous_key_unwraps_during_its_grace_and_not_after() {
     assert_eq!(receive(&keyring, &new[0]), Ok((1, false)));
     assert_eq!(receive(&keyring, &old[0]), Err(Dropped::Replay));
     assert_eq!(receive(&keyring, &old[1]), Err(Dropped::Replay));
-    assert_eq!(keyring.turn(before + Duration::from_millis(4_999)), None);
-    let t2 = after + Duration::from_secs(5);
+    assert_eq!(keyring.turn(t1 + Duration::from_millis(4_999)), None);
+    let t2 = t1 + Duration::from_secs(5);
     assert_eq!(
         keyring.turn(t2),
         Some(Turn::Retired {

@@ -56,6 +56,27 @@ fn forward_counts_name_each_reason() {
     assert_eq!(pairs.len(), Discarded::ALL.len());
 }
 
+/// On a schedule, an empty directory starts the epoch the clock names,
+/// not epoch 0: `Resumed` says that one is the empty directory's, and
+/// the one after it the next epoch made ahead.
+#[test]
+fn resumed_on_a_schedule_says_which_epoch_an_empty_directory_made() {
+    let start = std::time::SystemTime::UNIX_EPOCH;
+    let scheduled = EpochPolicy {
+        schedule: Some(crate::Schedule::new(start, Duration::from_secs(60))),
+        publish_ahead: true,
+        ..policy()
+    };
+    let wall = start + Duration::from_secs(5 * 60 + 1);
+    let dir = scratch("resumed-scheduled");
+    let (_keyring, resumed) = Keyring::open_at(scheduled, &dir, wall).unwrap();
+    assert_eq!(resumed.made, [5, 6]);
+    assert_eq!(
+        resumed.to_string(),
+        "made epoch 5 (an empty directory); made epoch 6 (a next epoch, its key to publish)"
+    );
+}
+
 /// `Resumed`'s `Display` says what was resumed (with tag counts), made,
 /// deleted past its grace, and changed.
 #[test]

@@ -123,14 +123,12 @@ fn retiring_an_epoch_deletes_its_key_and_store() {
     let t0 = Instant::now();
     assert_eq!(names(&dir), ["epoch-00000000.key", "epoch-00000000.redb"]);
     let t1 = t0 + Duration::from_secs(1);
-    // Told a time ahead, the rotation happens now: the grace runs from
-    // between `before` and `after`.
-    let before = Instant::now();
+    // Told a time ahead, the rotation happens at that time on the
+    // keyring's clock: the grace runs from `t1`.
     assert!(matches!(
         keyring.turn(t1),
         Some(Turn::Started { number: 1, .. })
     ));
-    let after = Instant::now();
     assert_eq!(
         names(&dir),
         [
@@ -140,9 +138,9 @@ fn retiring_an_epoch_deletes_its_key_and_store() {
             "epoch-00000001.redb"
         ]
     );
-    assert_eq!(keyring.turn(before + Duration::from_millis(999)), None);
+    assert_eq!(keyring.turn(t1 + Duration::from_millis(999)), None);
     assert_eq!(
-        keyring.turn(after + Duration::from_secs(1)),
+        keyring.turn(t1 + Duration::from_secs(1)),
         Some(Turn::Retired {
             number: 0,
             early: false

@@ -517,3 +517,68 @@ fn keys_made_ahead_survive_restarts_in_disk_mode() {
 }
 
 const MAX: u32 = crate::MAX_AHEAD;
+
+/// Fewer keys ahead asked at a restart (k = 3, then 1): the epochs made
+/// ahead beyond the one now asked for are deleted, files and all, and
+/// said in `Resumed`; the current key stays current and the next one
+/// next (before: the two newest were taken for next and current, so a
+/// key made for two epochs later became current at once). Also with the
+/// clock stepped back at that restart, and with `publish_ahead` turned
+/// off instead.
+#[test]
+fn fewer_keys_ahead_at_a_restart_drops_the_extra_ones_in_order() {
+    use crate::ResumeChange;
+    for (case, ahead, wall) in [
+        ("k 3 to 1", 1, begins(BASE + 1) + Duration::from_secs(1)),
+        ("k 3 to 1, clock back", 1, begins(BASE - 2)),
+        ("k 3 to 2", 2, begins(BASE + 1) + Duration::from_secs(1)),
+        (
+            "publish_ahead off",
+            0,
+            begins(BASE + 1) + Duration::from_secs(1),
+        ),
+    ] {
+        let dir = scratch("sched-ahead-lower");
+        let (ring, _) =
+            Keyring::open_at(policy_ahead(3), &dir, begins(BASE) + Duration::from_secs(2)).unwrap();
+        let _ = turns(&ring, begins(BASE + 1));
+        assert_eq!(ring.current().number, BASE + 1);
+        let (current, made) = (ring.current(), ring.ahead());
+        assert_eq!(numbers(&ring), [BASE + 2, BASE + 3, BASE + 4]);
+        drop(ring);
+        let policy = match ahead {
+            0 => EpochPolicy {
+                publish_ahead: false,
+                ..policy_ahead(1)
+            },
+            k => policy_ahead(k),
+        };
+        let (ring, resumed) = Keyring::open_at(policy, &dir, wall).unwrap();
+        println!("{case}: {resumed}");
+        assert_eq!(ring.current().public_key, current.public_key, "{case}");
+        assert_eq!(ring.ahead(), made[..ahead as usize], "{case}");
+        let kept = BASE + 1 + u64::from(ahead);
+        let mut said: Vec<ResumeChange> = (kept + 1..=BASE + 4)
+            .rev()
+            .map(|number| ResumeChange::AheadDropped { number })
+            .collect();
+        if ahead == 0 {
+            said.pop();
+            said.push(ResumeChange::PublishAheadTurnedOff { dropped: BASE + 2 });
+        }
+        assert_eq!(resumed.changes, said, "{case}");
+        // The previous key is in its grace still (it became previous a
+        // second before the restart).
+        assert_eq!(ring.previous().map(|e| e.number), Some(BASE), "{case}");
+        let live: Vec<u64> = (BASE..=kept).collect();
+        assert_eq!(on_disk(&dir), files(&live), "{case}");
+        // At the next boundary the next key (published) becomes current.
+        let _ = turns(&ring, begins(BASE + 2) + GRACE);
+        assert_eq!(ring.current().number, BASE + 2, "{case}");
+        if ahead > 0 {
+            assert_eq!(ring.current().public_key, made[0].public_key, "{case}");
+        }
+        drop(ring);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -13,6 +13,7 @@ use crate::dir::PersistDir;
 use crate::{EpochPolicy, Keyring, OpenError, ResumeChange, Turn};
 
 const DAY: Duration = Duration::from_secs(86_400);
+const HOUR: Duration = Duration::from_secs(3600);
 
 fn key() -> PrivateKey {
     PrivateKey::generate(&mut ChaCha20Rng::seed_from_u64(51))
@@ -87,25 +88,130 @@ fn waiting_for_ever_does_not_panic() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A turn told a time a day ahead starts the new epoch, but the previous
-/// key's grace is measured from the rotation as it really happened: it
-/// retires a grace later, not a day and a grace later.
+/// A turn told a time a day ahead starts the new epoch, and the previous
+/// key's grace runs on the keyring's one clock from that rotation: it
+/// retires a grace after it on the caller's time (before: the grace ran
+/// from the real clock, so the caller's own `t + DAY + grace - 1 ms`
+/// retired it already), and a grace after it in real time, not a day and
+/// a grace later.
 #[test]
 fn a_turn_told_a_time_ahead_does_not_keep_the_previous_key_for_a_day() {
     let keyring = Keyring::new(policy(), key()).unwrap();
+    let ahead = Instant::now() + DAY;
     assert!(matches!(
-        keyring.turn(Instant::now() + DAY),
+        keyring.turn(ahead),
         Some(Turn::Started { number: 1, .. })
     ));
-    let after_grace = Instant::now() + policy().grace;
+    let grace = policy().grace;
     assert_eq!(
-        keyring.turn(after_grace),
+        keyring.turn(ahead + grace - Duration::from_millis(1)),
+        None,
+        "the previous key retired before its grace ended"
+    );
+    assert_eq!(
+        keyring.turn(ahead + grace),
         Some(Turn::Retired {
             number: 0,
             early: false
         }),
         "the previous key outlived its grace"
     );
+    // In real time: a grace after a turn told a day ahead, the previous
+    // key is gone (the clock keeps the day's lead, it does not wait for
+    // the real clock to catch up).
+    let short = EpochPolicy {
+        grace: Duration::from_millis(200),
+        ..policy()
+    };
+    let keyring = Keyring::new(short, key()).unwrap();
+    assert!(matches!(
+        keyring.turn(Instant::now() + DAY),
+        Some(Turn::Started { number: 1, .. })
+    ));
+    assert_eq!(keyring.turn(Instant::now()), None);
+    std::thread::sleep(Duration::from_millis(250));
+    assert_eq!(
+        keyring.turn(Instant::now()),
+        Some(Turn::Retired {
+            number: 0,
+            early: false
+        }),
+        "the previous key outlived its grace in real time"
+    );
+    // The new epoch's age is on the same clock: about the time slept.
+    let current = keyring.health().epochs[0].clone();
+    assert_eq!(current.number, 1);
+    assert!(current.age >= Duration::from_millis(250) && current.age < HOUR);
+}
+
+/// Self-timed, a turn told a time ahead of the real clock (the current
+/// epoch's end) rotates once: the same call again turns nothing (before:
+/// the new epoch's start was the real clock's and its age the caller's
+/// time minus that, so every call found it past its length and turned).
+#[test]
+fn a_repeated_turn_told_a_time_ahead_rotates_once() {
+    for publish_ahead in [false, true] {
+        let p = EpochPolicy {
+            publish_ahead,
+            ..policy()
+        };
+        let keyring = Keyring::new(p.clone(), key()).unwrap();
+        let end = Instant::now() + p.length;
+        assert!(matches!(
+            keyring.turn(end),
+            Some(Turn::Started { number: 1, .. })
+        ));
+        for _ in 0..5 {
+            assert_eq!(
+                keyring.turn(end),
+                None,
+                "turned again (ahead {publish_ahead})"
+            );
+        }
+        assert_eq!(keyring.current().number, 1);
+        assert_eq!(keyring.previous().map(|e| e.number), Some(0));
+        // One length later on the caller's clock: the previous key's
+        // grace is over, and the next rotation is due.
+        let later = end + p.length;
+        assert_eq!(
+            keyring.turn(later),
+            Some(Turn::Retired {
+                number: 0,
+                early: false
+            })
+        );
+        assert!(matches!(
+            keyring.turn(later),
+            Some(Turn::Started { number: 2, .. })
+        ));
+        assert_eq!(keyring.turn(later), None);
+    }
+}
+
+/// Any `Instant` a caller can make, however far ahead, turns without a
+/// panic, and so do the calls after it (the clock's sums saturate).
+#[test]
+fn a_turn_told_the_last_instant_does_not_panic() {
+    let mut last = Instant::now();
+    let mut step = Duration::from_secs(1 << 62);
+    while !step.is_zero() {
+        if let Some(t) = last.checked_add(step) {
+            last = t;
+        }
+        step /= 2;
+    }
+    let keyring = Keyring::new(policy(), key()).unwrap();
+    let turned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut turns = 0;
+        while keyring.turn(last).is_some() && turns < 10 {
+            turns += 1;
+        }
+        let _ = keyring.turn(Instant::now());
+        let _ = keyring.health();
+        turns
+    }));
+    assert!(turned.is_ok(), "a turn told the last Instant panicked");
+    assert_eq!(keyring.current().number, 1);
 }
 
 /// A ticket is its keyring's: another keyring, whose groups count alike,
@@ -321,4 +427,38 @@ fn a_restart_that_would_change_the_current_key_says_so() {
     assert_eq!(keyring.next().map(|e| e.number), Some(2));
     drop(keyring);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A restart with `publish_ahead` on that finds a single epoch on disk
+/// keeps it current and makes the next one, and says no change: whether
+/// the next epoch's files never got made (its making failed, or was
+/// killed) or `publish_ahead` was off before, the current key is the
+/// same (before: an epoch made as the first current one, its store
+/// marked so, was reported as `PublishAheadTurnedOn` though nothing was
+/// turned on).
+#[test]
+fn a_single_epoch_on_disk_is_no_publish_ahead_change() {
+    let ahead = |on: bool| EpochPolicy {
+        publish_ahead: on,
+        ..policy()
+    };
+    for (case, before) in [("next's files gone", true), ("was off", false)] {
+        let dir = scratch("single-epoch");
+        let first = {
+            let (keyring, _) = Keyring::open(ahead(before), &dir).unwrap();
+            keyring.current().public_key
+        };
+        for file in ["epoch-00000001.key", "epoch-00000001.redb"] {
+            let _ = std::fs::remove_file(dir.join(file));
+        }
+        let (keyring, resumed) = Keyring::open(ahead(true), &dir).unwrap();
+        println!("{case}: {resumed}");
+        assert_eq!(resumed.changes, [], "{case}");
+        assert_eq!(resumed.made, [1], "{case}");
+        assert_eq!(keyring.current().number, 0, "{case}");
+        assert_eq!(keyring.current().public_key, first, "{case}");
+        assert_eq!(keyring.next().map(|e| e.number), Some(1), "{case}");
+        drop(keyring);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -106,8 +106,9 @@ const CHUNK: usize = 1_000;
 /// input. Preparing each input just before timing it, with code that
 /// differs by class, showed up in the times: on the Zen 4 EPYC an A/A
 /// test whose class 0 merely seeded an RNG before its timer gave |t| 5.6
-/// and 6.9, and that is how the IFMA path seemed to tell the all-zero
-/// scalar from random ones (README, "Safety and side channels").
+/// and 6.9, and with that harness the IFMA path seemed to tell the
+/// all-zero scalar from random ones in one build and not in another of
+/// the same kernel (README, "Safety and side channels").
 fn fixed_vs_random(name: &str, len: usize, fixed: &[u8], mut op: impl FnMut(&[u8])) -> f64 {
     let control = std::env::var("CT_FIXED").is_ok_and(|v| v == "control");
     let mut rng = ChaCha20Rng::seed_from_u64(0xc7);

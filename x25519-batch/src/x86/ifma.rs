@@ -175,8 +175,8 @@ fn sub(f: Fe, g: Fe) -> Fe {
 /// a 64-bit multiplication built from two `vpmuludq`. Not `vpmullq`
 /// (AVX-512DQ), although it made a group of 8 13 % faster on the Zen 4
 /// EPYC: the operands here are secret-dependent, and `vpmuludq`'s timing
-/// is the better known (README, "Safety and side channels", has the
-/// timing test's results with each).
+/// is the better documented (the timing test passes with either; README,
+/// "Performance").
 #[target_feature(enable = "avx512f")]
 #[inline]
 fn times19(x: __m512i) -> __m512i {

@@ -68,8 +68,8 @@ static KEYRINGS: AtomicU64 = AtomicU64::new(1);
 pub struct Keyring {
     /// Unique in the process: the tickets it hands out carry it.
     id: u64,
-    pub(crate) drops: DropCounters,
-    pub(crate) accepted: AtomicU64,
+    drops: DropCounters,
+    accepted: AtomicU64,
     /// The epoch whose key unwrapped the last packet: tried first on the
     /// next one.
     pub(crate) last_epoch: AtomicU64,

@@ -3,8 +3,12 @@
 //! on every core; and how long a disk-mode keyring takes to reopen.
 //!
 //! ```text
-//! cargo bench -p kemsphinx-node --bench receive [-- ROUNDS BATCH]
+//! cargo bench -p kemsphinx-node --bench receive [-- ROUNDS BATCH [FILLED]]
 //! ```
+//!
+//! With `FILLED`, the disk keyring's store holds that many tags before the
+//! first round (as late in an epoch: each group's tags then land in as
+//! many B-tree pages, nearly one page written per tag).
 //!
 //! Rounds are interleaved (bare, memory mode, disk mode, each on a fresh
 //! slice of packets none of them has seen), so drift on a shared machine
@@ -110,8 +114,17 @@ fn cpu_ticks() -> u64 {
 
 /// Medians per packet: bare, memory, disk (calls), disk (until durable);
 /// and CPU time per packet of bare, memory and disk (summed over rounds).
-fn measure(rounds: usize, batch: usize, threads: usize) -> ([Duration; 4], [Duration; 3]) {
+fn measure(
+    rounds: usize,
+    batch: usize,
+    threads: usize,
+    filled: usize,
+) -> ([Duration; 4], [Duration; 3]) {
     let dir = scratch(&format!("t{threads}"));
+    if filled > 0 {
+        drop(Keyring::open(policy(), &dir).unwrap());
+        fill_store(&dir.join("epoch-00000000.redb"), filled);
+    }
     let (disk, _) = Keyring::open(policy(), &dir).unwrap();
     let pem = std::fs::read(dir.join("epoch-00000000.key")).unwrap();
     let key = PrivateKey::from_pem(&pem).unwrap();
@@ -170,14 +183,18 @@ fn main() {
         .collect();
     let rounds = args.first().copied().unwrap_or(9);
     let batch = args.get(1).copied().unwrap_or(400);
+    let filled = args.get(2).copied().unwrap_or(0);
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    println!("receive cost: {rounds} interleaved rounds of {batch} packets, medians per packet");
+    println!(
+        "receive cost: {rounds} interleaved rounds of {batch} packets, medians per packet \
+         (disk store holding {filled} tags first)"
+    );
     println!(
         "{:<10}{:>10}{:>10}{:>8}{:>13}{:>8}{:>17}{:>8}",
         "threads", "bare µs", "memory", "ratio", "disk (calls)", "ratio", "disk (durable)", "ratio"
     );
     for threads in [1, cores] {
-        let ([bare, memory, disk, durable], cpu) = measure(rounds, batch, threads);
+        let ([bare, memory, disk, durable], cpu) = measure(rounds, batch, threads, filled);
         let us = |d: Duration| d.as_secs_f64() * 1e6;
         let r = |d: Duration| d.as_secs_f64() / bare.as_secs_f64();
         println!(

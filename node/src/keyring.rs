@@ -237,7 +237,7 @@ impl Keyring {
         wall: SystemTime,
     ) -> Result<(Self, Resumed), OpenError> {
         policy.check()?;
-        let dir = PersistDir::new(dir)?;
+        let dir = PersistDir::new(dir, policy.store_cache)?;
         let (mut numbers, keyless, temporaries) = dir.scan()?;
         let mut resumed = Resumed {
             temporaries,

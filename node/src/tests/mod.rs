@@ -11,5 +11,6 @@ mod diag;
 mod disk;
 mod epochs;
 mod faults;
+mod memory;
 mod schedule;
 mod types;

@@ -87,10 +87,10 @@ struct Batch {
 struct Queue {
     /// The group new tags join (groups count from 1).
     next: u64,
-    /// The group's tags, one batch per store (a group spans two epochs'
-    /// stores at most times, three or more only around a change), so a
-    /// tag joins with a pointer comparison or two and no reference count
-    /// is touched per tag.
+    /// The group's tags, one batch per store (one store nearly always;
+    /// two or three while epochs change or one is published ahead), so
+    /// a tag joins with a pointer comparison or two and no reference
+    /// count is touched per tag.
     batches: Vec<Batch>,
     /// Emptied batch buffers, back from the committer, for new batches
     /// to fill without allocating (their capacity is the groups' size).
@@ -285,12 +285,14 @@ impl Journal {
             // A retired epoch's key is gone: its packets can never be
             // unwrapped again, so its tags need no commit (its store may
             // be deleted already, and a retry would fail for ever).
-            let retired: usize = batches
-                .iter()
-                .filter(|b| b.store.is_retired())
-                .map(|b| b.tags.len())
-                .sum();
-            batches.retain(|b| !b.store.is_retired());
+            let mut retired = 0;
+            batches.retain(|b| {
+                let keep = !b.store.is_retired();
+                if !keep {
+                    retired += b.tags.len();
+                }
+                keep
+            });
             self.health.dropped(retired);
             if batches.is_empty() && stop {
                 return;

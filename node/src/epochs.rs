@@ -109,9 +109,12 @@ pub struct EpochPolicy {
     ///
     /// A smaller cache makes each group commit read more of the store's
     /// pages back from the file (the tags are random, so the pages they
-    /// land in are too); the default was chosen with the receive bench.
-    /// Memory mode does not use it. At least 1 MiB (so the B-tree's
-    /// branch pages stay cached) and at most 64 GiB.
+    /// land in are too). The default, 32 MiB, measured no dearer per
+    /// packet than 0.1's fixed 64 MiB, with the store empty or holding
+    /// 900,000 tags, and holds a full epoch in about 40 MiB where 64 MiB
+    /// held about 62 MiB; 16 MiB cost about 1 µs more per tag. Memory
+    /// mode does not use it. At least 1 MiB (so the B-tree's branch
+    /// pages stay cached) and at most 64 GiB (more is a unit mistaken).
     pub store_cache: usize,
 }
 

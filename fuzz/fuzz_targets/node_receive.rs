@@ -56,6 +56,7 @@ fuzz_target!(|data: &[u8]| {
         grace: Duration::from_secs(5),
         publish_ahead: data.first().is_some_and(|b| b & 0x80 != 0),
         schedule: None,
+        ..EpochPolicy::default()
     };
     let keyring = Keyring::new(policy, PrivateKey::from_seed(&SEED)).unwrap();
     let mut now = Instant::now();

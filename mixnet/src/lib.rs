@@ -122,6 +122,7 @@ impl Default for Config {
                 grace: Duration::from_secs(30),
                 publish_ahead: false,
                 schedule: None,
+                ..EpochPolicy::default()
             },
             forward: ForwardPolicy::default(),
             persist: None,

@@ -80,6 +80,7 @@ fn crash_child() {
         grace: Duration::from_secs(60),
         publish_ahead: false,
         schedule: None,
+        ..EpochPolicy::default()
     };
     let (keyring, resumed) = Keyring::open(policy, std::path::Path::new(&dir)).unwrap();
     let tags: u64 = resumed.epochs.iter().map(|(_, n)| n).sum();

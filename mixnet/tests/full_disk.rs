@@ -98,6 +98,7 @@ fn a_full_disk_stops_forwarding_but_never_checking() {
         grace: Duration::from_secs(60),
         publish_ahead: false,
         schedule: None,
+        ..EpochPolicy::default()
     };
     let (keyring, _) = Keyring::open(policy, &dir.join("node")).unwrap();
     let public = keyring.current().public_key;

@@ -5,8 +5,12 @@
 //! disk-mode keyring takes to reopen.
 //!
 //! ```text
-//! cargo bench -p kemsphinx-node --bench receive [-- ROUNDS BATCH]
+//! cargo bench -p kemsphinx-node --bench receive [-- ROUNDS BATCH [FILLED]]
 //! ```
+//!
+//! With `FILLED`, the disk keyrings' stores hold that many tags before
+//! the first round (as late in an epoch: each group's tags then land in
+//! as many B-tree pages, nearly one page written per tag).
 //!
 //! Rounds are interleaved (bare, memory mode, disk mode, then the same
 //! three batched, each on a fresh slice of packets none of them has seen,
@@ -160,10 +164,14 @@ fn measure(
     rounds: usize,
     batch: usize,
     threads: usize,
+    filled: usize,
 ) -> ([Duration; 4], [Duration; 6], [Duration; 3]) {
     let dir = scratch(&format!("t{threads}"));
     let dir_b = scratch(&format!("t{threads}-batched"));
     drop(Keyring::open(policy(), &dir).unwrap());
+    if filled > 0 {
+        fill_store(&dir.join("epoch-00000000.redb"), filled);
+    }
     copy_dir(&dir, &dir_b);
     let (disk, _) = Keyring::open(policy(), &dir).unwrap();
     let (disk_b, _) = Keyring::open(policy(), &dir_b).unwrap();
@@ -254,15 +262,19 @@ fn main() {
         .collect();
     let rounds = args.first().copied().unwrap_or(9);
     let batch = args.get(1).copied().unwrap_or(400);
+    let filled = args.get(2).copied().unwrap_or(0);
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    println!("receive cost: {rounds} interleaved rounds of {batch} packets, medians per packet");
+    println!(
+        "receive cost: {rounds} interleaved rounds of {batch} packets, medians per packet \
+         (disk store holding {filled} tags first)"
+    );
     println!(
         "{:<10}{:>10}{:>10}{:>8}{:>13}{:>8}{:>17}{:>8}",
         "threads", "bare µs", "memory", "ratio", "disk (calls)", "ratio", "disk (durable)", "ratio"
     );
     for threads in [1, cores] {
         let ([bare, memory, disk, durable], cpu, [b_bare, b_memory, b_disk]) =
-            measure(rounds, batch, threads);
+            measure(rounds, batch, threads, filled);
         let us = |d: Duration| d.as_secs_f64() * 1e6;
         let r = |d: Duration| d.as_secs_f64() / bare.as_secs_f64();
         println!(

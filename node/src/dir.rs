@@ -84,6 +84,8 @@ pub(crate) struct PersistDir {
     _lock: Arc<File>,
     /// The contents of [`SECRET`].
     secret: Arc<Zeroizing<[u8; 32]>>,
+    /// Each store's page cache, bytes ([`crate::EpochPolicy::store_cache`]).
+    store_cache: usize,
 }
 
 impl std::fmt::Debug for PersistDir {
@@ -120,7 +122,7 @@ impl PersistDir {
     /// # Errors
     /// If it cannot be created, is not a directory, or another process
     /// (or `PersistDir`) holds its lock.
-    pub(crate) fn new(path: &Path) -> Result<Self, OpenError> {
+    pub(crate) fn new(path: &Path, store_cache: usize) -> Result<Self, OpenError> {
         let mut builder = fs::DirBuilder::new();
         builder.recursive(true);
         #[cfg(unix)]
@@ -145,6 +147,7 @@ impl PersistDir {
             path: path.to_owned(),
             _lock: Arc::new(lock),
             secret,
+            store_cache,
         })
     }
 
@@ -252,6 +255,7 @@ impl PersistDir {
             number,
             key.public_key(),
             &self.mark(number, key.public_key()),
+            self.store_cache,
         )
         .map_err(OpenError::from)?;
         Ok(Found { number, key, store })
@@ -296,6 +300,7 @@ impl PersistDir {
             started,
             &mark,
             ahead,
+            self.store_cache,
         )
         .map_err(StoreError::into_io)?;
         sync_dir(&self.path)?;

@@ -77,13 +77,82 @@ pub enum NotDurable {
     OtherKeyring,
 }
 
+/// One store's tags in a group.
+struct Batch {
+    store: Arc<Store>,
+    tags: Vec<ReplayTag>,
+}
+
 #[derive(Default)]
 struct Queue {
     /// The group new tags join (groups count from 1).
     next: u64,
-    tags: Vec<(Arc<Store>, ReplayTag)>,
+    /// The group's tags, one batch per store (one store nearly always;
+    /// two or three while epochs change or one is published ahead), so
+    /// a tag joins with a pointer comparison or two and no reference
+    /// count is touched per tag.
+    batches: Vec<Batch>,
+    /// Emptied batch buffers, back from the committer, for new batches
+    /// to fill without allocating (their capacity is the groups' size).
+    spare: Vec<Vec<ReplayTag>>,
     stop: bool,
 }
+
+impl Queue {
+    fn is_empty(&self) -> bool {
+        self.batches.is_empty()
+    }
+
+    /// Queue `tag` for `store`.
+    fn push(&mut self, store: &Arc<Store>, tag: ReplayTag) {
+        if let Some(batch) = self
+            .batches
+            .iter_mut()
+            .find(|b| Arc::ptr_eq(&b.store, store))
+        {
+            batch.tags.push(tag);
+            return;
+        }
+        let mut tags = self.spare.pop().unwrap_or_default();
+        tags.push(tag);
+        self.batches.push(Batch {
+            store: Arc::clone(store),
+            tags,
+        });
+    }
+
+    /// Put back a failed group's batches, before what was queued since.
+    fn put_back(&mut self, mut failed: Vec<Batch>) {
+        for newer in self.batches.drain(..) {
+            match failed
+                .iter_mut()
+                .find(|b| Arc::ptr_eq(&b.store, &newer.store))
+            {
+                Some(b) => {
+                    b.tags.extend_from_slice(&newer.tags);
+                    recycle(&mut self.spare, newer.tags);
+                }
+                None => failed.push(newer),
+            }
+        }
+        self.batches = failed;
+    }
+}
+
+/// Keep an emptied batch buffer for reuse (a few at most, and none grown
+/// past [`SPARE_TAGS`] by a stalled disk's backlog: that memory goes back).
+fn recycle(spare: &mut Vec<Vec<ReplayTag>>, mut tags: Vec<ReplayTag>) {
+    if spare.len() < SPARE && tags.capacity() <= SPARE_TAGS {
+        tags.clear();
+        spare.push(tags);
+    }
+}
+
+/// Batch buffers kept for reuse: one per store a group can span.
+const SPARE: usize = 4;
+/// The largest batch buffer kept for reuse, in tags (256 KiB): far more
+/// than a group interval brings at any rate one node unwraps.
+const SPARE_TAGS: usize = 8192;
 
 /// A node's group-commit queue and what became of it.
 pub(crate) struct Journal {
@@ -124,8 +193,8 @@ impl Journal {
     /// Queue `tag` for `store`; returns its group.
     pub(crate) fn add(&self, store: &Arc<Store>, tag: ReplayTag) -> u64 {
         let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-        let first = queue.tags.is_empty();
-        queue.tags.push((Arc::clone(store), tag));
+        let first = queue.is_empty();
+        queue.push(store, tag);
         let group = queue.next;
         self.health.added(group, first);
         drop(queue);
@@ -201,9 +270,9 @@ impl Journal {
     /// [`stop`](Self::stop).
     pub(crate) fn run_committer(&self) {
         loop {
-            let (group, tags, stop) = {
+            let (group, mut batches, stop) = {
                 let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-                while queue.tags.is_empty() && !queue.stop {
+                while queue.is_empty() && !queue.stop {
                     queue = self
                         .wake
                         .wait(queue)
@@ -211,22 +280,27 @@ impl Journal {
                 }
                 let group = queue.next;
                 queue.next += 1;
-                let mut tags = std::mem::take(&mut queue.tags);
-                // A retired epoch's key is gone: its packets can never be
-                // unwrapped again, so its tags need no commit (its store
-                // may be deleted already, and a retry would fail for ever).
-                let before = tags.len();
-                tags.retain(|(store, _)| !store.is_retired());
-                self.health.dropped(before - tags.len());
-                (group, tags, queue.stop)
+                (group, std::mem::take(&mut queue.batches), queue.stop)
             };
-            if tags.is_empty() && stop {
+            // A retired epoch's key is gone: its packets can never be
+            // unwrapped again, so its tags need no commit (its store may
+            // be deleted already, and a retry would fail for ever).
+            let mut retired = 0;
+            batches.retain(|b| {
+                let keep = !b.store.is_retired();
+                if !keep {
+                    retired += b.tags.len();
+                }
+                keep
+            });
+            self.health.dropped(retired);
+            if batches.is_empty() && stop {
                 return;
             }
             let started = Instant::now();
-            match commit(&tags) {
-                Ok(()) => {
-                    self.health.committed(group, tags.len(), started.elapsed());
+            match commit(&mut batches) {
+                Ok(n) => {
+                    self.health.committed(group, n, started.elapsed());
                     self.commits.fetch_add(1, Ordering::Relaxed);
                     self.failing.store(false, Ordering::Relaxed);
                     let mut durable = self.durable.lock().unwrap_or_else(PoisonError::into_inner);
@@ -234,14 +308,17 @@ impl Journal {
                     self.durable_now.store(group, Ordering::Release);
                     drop(durable);
                     self.durable_changed.notify_all();
+                    let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+                    for batch in batches.drain(..) {
+                        recycle(&mut queue.spare, batch.tags);
+                    }
                 }
                 Err(e) => {
                     self.failing.store(true, Ordering::Relaxed);
                     self.health.failed(e.to_string(), true);
                     *self.error.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
                     let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-                    let newer = std::mem::replace(&mut queue.tags, tags);
-                    queue.tags.extend(newer);
+                    queue.put_back(batches);
                     if queue.stop {
                         return;
                     }
@@ -261,24 +338,15 @@ fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// Commit `tags`, one transaction per store (a group may hold tags of two
-/// epochs).
-fn commit(tags: &[(Arc<Store>, ReplayTag)]) -> Result<(), StoreError> {
-    let mut stores: Vec<&Arc<Store>> = Vec::new();
-    for (store, _) in tags {
-        if !stores.iter().any(|s| Arc::ptr_eq(s, store)) {
-            stores.push(store);
-        }
+/// Commit a group, one transaction per store (a group may hold tags of
+/// two epochs), each batch sorted first: in key order, each B-tree page a
+/// group touches is copied once. Returns how many tags.
+fn commit(batches: &mut [Batch]) -> Result<usize, StoreError> {
+    let mut n = 0;
+    for batch in batches {
+        batch.tags.sort_unstable_by_key(|t| t.0);
+        batch.store.commit(&batch.tags)?;
+        n += batch.tags.len();
     }
-    for store in stores {
-        let mut batch: Vec<ReplayTag> = tags
-            .iter()
-            .filter(|(s, _)| Arc::ptr_eq(s, store))
-            .map(|(_, t)| *t)
-            .collect();
-        // In key order, each B-tree page a group touches is copied once.
-        batch.sort_unstable_by_key(|t| t.0);
-        store.commit(&batch)?;
-    }
-    Ok(())
+    Ok(n)
 }

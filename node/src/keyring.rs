@@ -162,7 +162,7 @@ impl Keyring {
         wall: SystemTime,
     ) -> Result<(Self, Resumed), OpenError> {
         policy.check()?;
-        let disk = Disk::new(PersistDir::new(dir)?);
+        let disk = Disk::new(PersistDir::new(dir, policy.store_cache)?);
         let (live, resumed) = crate::resume::resume(&policy, &disk, wall)?;
         let backing = Backing::Disk(disk.start()?);
         Ok((Self::with(policy, live, backing), resumed))

@@ -16,6 +16,10 @@ use std::collections::{HashSet, VecDeque};
 
 use kemsphinx::ReplayTag;
 
+/// Capacity (tags) under which the set is never shrunk: what a few group
+/// intervals bring on a busy node.
+const SHRINK_ABOVE: usize = 1 << 14;
+
 /// Tags not yet known durable, with their groups.
 #[derive(Default)]
 pub(crate) struct Pending {
@@ -42,6 +46,13 @@ impl Pending {
         }
         if self.tags.insert(tag.0) {
             self.queue.push_back((group, tag.0));
+        }
+        // After a stall the set and queue grew with the backlog; once it
+        // is durable their memory goes back (halved while a quarter or
+        // less is used, so a steady load never reallocates).
+        if self.tags.capacity() > SHRINK_ABOVE && self.tags.len() * 4 < self.tags.capacity() {
+            self.tags.shrink_to(self.tags.len() * 2);
+            self.queue.shrink_to(self.queue.len() * 2);
         }
     }
 
@@ -76,5 +87,42 @@ mod tests {
         p.push(6, &t(21), 6);
         assert_eq!(p.len(), 1);
         assert!(p.contains(&t(21)));
+    }
+
+    /// A backlog's memory goes back once it is durable (the set kept the
+    /// capacity of the largest backlog for the life of the epoch).
+    #[test]
+    fn a_durable_backlog_gives_its_memory_back() {
+        let mut p = Pending::default();
+        let t = |i: u32| {
+            let mut b = [0u8; 32];
+            b[..4].copy_from_slice(&i.to_le_bytes());
+            ReplayTag(b)
+        };
+        for i in 0..200_000 {
+            p.push(1, &t(i), 0);
+        }
+        let grown = p.tags.capacity();
+        assert!(grown >= 200_000);
+        // Group 1 durable; groups of 100 tags from then on.
+        for i in 0..1_000u32 {
+            p.push(
+                u64::from(i / 100) + 2,
+                &t(1_000_000 + i),
+                u64::from(i / 100) + 1,
+            );
+        }
+        assert!(p.len() <= 200);
+        assert!(
+            p.tags.capacity() <= super::SHRINK_ABOVE * 2,
+            "{}",
+            p.tags.capacity()
+        );
+        assert!(
+            p.queue.capacity() <= super::SHRINK_ABOVE * 2,
+            "{}",
+            p.queue.capacity()
+        );
+        assert!((1_000_900..1_001_000).all(|i| p.contains(&t(i))));
     }
 }

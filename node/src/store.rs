@@ -55,9 +55,6 @@ const META: TableDefinition<'_, &str, u64> = TableDefinition::new("epoch");
 /// The public key the store was made for: "public_key"; and "maker", the
 /// mark of the directory that made it ([`crate::dir`]).
 const KEY: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("key");
-/// The page cache redb may use (its default is 1 GiB; a full epoch of 10⁶
-/// tags takes about 70 MB on disk).
-const CACHE_BYTES: usize = 64 << 20;
 
 /// A store could not be opened or used. Always names the file.
 #[derive(Debug)]
@@ -115,6 +112,8 @@ pub(crate) struct Store {
     started: SystemTime,
     /// Whether it was made as the next epoch (`None`: not recorded).
     ahead: Option<bool>,
+    /// redb's page cache, bytes ([`crate::EpochPolicy::store_cache`]).
+    cache: usize,
 }
 
 impl fmt::Debug for Store {
@@ -161,6 +160,7 @@ impl Store {
         started: SystemTime,
         maker: &[u8; 32],
         ahead: bool,
+        cache: usize,
     ) -> Result<Self, StoreError> {
         let mut options = std::fs::OpenOptions::new();
         options.read(true).write(true).create_new(true);
@@ -177,7 +177,7 @@ impl Store {
             }
         })?);
         let db = redb::Builder::new()
-            .set_cache_size(CACHE_BYTES)
+            .set_cache_size(cache)
             .create(path)
             .map_err(|e| Self::err(path, e))?;
         let mut tx = db.begin_write().map_err(|e| Self::err(path, e))?;
@@ -213,6 +213,7 @@ impl Store {
             number,
             started: since_unix_epoch(millis(started)),
             ahead: Some(ahead),
+            cache,
         })
     }
 
@@ -228,6 +229,7 @@ impl Store {
         number: u64,
         key: &PublicKey,
         maker: &[u8; 32],
+        cache: usize,
     ) -> Result<Self, StoreError> {
         let len = std::fs::metadata(path)
             .map_err(|e| Self::err(path, format!("cannot open: {e}")))?
@@ -235,7 +237,7 @@ impl Store {
         if len == 0 {
             return Err(Self::err(path, "empty file (truncated?)"));
         }
-        let db = Self::open_db(path)?;
+        let db = Self::open_db(path, cache)?;
         let (got, started, ahead) = {
             let tx = db.begin_read().map_err(|e| Self::err(path, e))?;
             let meta = tx
@@ -291,6 +293,7 @@ impl Store {
             number,
             started: since_unix_epoch(started),
             ahead,
+            cache,
         })
     }
 
@@ -298,9 +301,9 @@ impl Store {
     /// otherwise checks only after a crash, and may trust or even panic on
     /// a file altered since it wrote it): part of the restart time
     /// measured.
-    fn open_db(path: &Path) -> Result<Database, StoreError> {
+    fn open_db(path: &Path, cache: usize) -> Result<Database, StoreError> {
         redb::Builder::new()
-            .set_cache_size(CACHE_BYTES)
+            .set_cache_size(cache)
             .set_check_integrity_on_open(true)
             .open(path)
             .map_err(|e| Self::err(path, format!("corrupt or truncated: {e}")))
@@ -322,7 +325,7 @@ impl Store {
             .map_err(|_| Self::err(&self.path, "lock poisoned"))?;
         // The old handle holds redb's lock on the file: closed first.
         drop(guard.take());
-        *guard = Some(Self::open_db(&self.path)?);
+        *guard = Some(Self::open_db(&self.path, self.cache)?);
         self.broken.store(false, Ordering::Relaxed);
         Ok(())
     }

@@ -54,6 +54,7 @@ fn policy() -> EpochPolicy {
         grace: HOUR,
         publish_ahead: false,
         schedule: None,
+        ..EpochPolicy::default()
     }
 }
 

@@ -47,6 +47,7 @@ fn policy(capacity: usize, rotate_after: usize) -> EpochPolicy {
         grace: HOUR,
         publish_ahead: false,
         schedule: None,
+        ..EpochPolicy::default()
     }
 }
 
@@ -320,6 +321,7 @@ fn a_forced_rotation_flood_never_leaves_more_than_two_keys_on_disk() {
         length: HOUR,
         grace: HOUR,
         schedule: None,
+        ..EpochPolicy::default()
     };
     let (keyring, resumed) = Keyring::open(p.clone(), &dir).unwrap();
     assert_eq!(fresh(&resumed), Some(vec![0]), "{resumed:?}");

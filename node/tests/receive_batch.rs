@@ -43,7 +43,7 @@ fn policy(capacity: usize, publish_ahead: bool) -> EpochPolicy {
         length: HOUR,
         grace: HOUR,
         publish_ahead,
-        schedule: None,
+        ..EpochPolicy::default()
     }
 }
 

@@ -23,6 +23,7 @@ pub(super) fn policy() -> EpochPolicy {
         grace: Duration::from_secs(60),
         publish_ahead: false,
         schedule: None,
+        ..EpochPolicy::default()
     }
 }
 
@@ -320,7 +321,7 @@ fn temporary_key_files_a_killed_write_left_are_deleted_on_start() {
 #[test]
 fn a_second_user_of_the_directory_is_refused_before_touching_it() {
     let dir = scratch("twice");
-    let first = PersistDir::new(&dir).unwrap();
+    let first = PersistDir::new(&dir, EpochPolicy::default().store_cache).unwrap();
     // The first user's new epoch, its store made, its key not yet.
     let store = dir.join("epoch-00000003.redb");
     std::fs::write(&store, b"").unwrap();
@@ -398,6 +399,7 @@ fn an_unclean_store_damaged_in_its_newest_commit_is_refused_or_complete() {
         SystemTime::now(),
         &[7; 32],
         false,
+        EpochPolicy::default().store_cache,
     )
     .unwrap();
     let mut tags = Vec::new();
@@ -419,7 +421,13 @@ fn an_unclean_store_damaged_in_its_newest_commit_is_refused_or_complete() {
         let mut bytes = unclean.clone();
         bytes[at] ^= 0x01;
         std::fs::write(&copy, &bytes).unwrap();
-        match Store::open(&copy, 0, key.public_key(), &[7; 32]) {
+        match Store::open(
+            &copy,
+            0,
+            key.public_key(),
+            &[7; 32],
+            EpochPolicy::default().store_cache,
+        ) {
             Err(_) => refused += 1,
             Ok(s) => {
                 if tags.iter().all(|t| s.contains(t).unwrap_or(false)) {

@@ -19,6 +19,7 @@ fn policy(capacity: usize, rotate_after: usize) -> EpochPolicy {
         grace: HOUR,
         publish_ahead: false,
         schedule: None,
+        ..EpochPolicy::default()
     }
 }
 

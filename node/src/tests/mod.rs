@@ -11,6 +11,7 @@ mod diag;
 mod disk;
 mod epochs;
 mod faults;
+mod memory;
 mod schedule;
 mod types;
 

@@ -240,7 +240,7 @@ fn a_ticket_of_another_keyring_is_not_durable() {
 #[test]
 fn deleting_a_file_does_not_defeat_the_lock() {
     let dir = scratch("lock-deleted");
-    let first = PersistDir::new(&dir).unwrap();
+    let first = PersistDir::new(&dir, EpochPolicy::default().store_cache).unwrap();
     for entry in std::fs::read_dir(&dir).unwrap() {
         std::fs::remove_file(entry.unwrap().path()).unwrap();
     }
@@ -329,6 +329,7 @@ fn a_planted_key_and_store_are_refused() {
         // Whoever planted it does not hold the directory's secret.
         &[0; 32],
         false,
+        EpochPolicy::default().store_cache,
     )
     .unwrap();
     drop(store);

@@ -1,7 +1,9 @@
 //! Batched X25519 and the batch unwrap (issue 32): the batch table's
 //! timings per unit (per scalar multiplication, per packet), their ratios
-//! to the one-at-a-time forms, and their section of the report. The cases
-//! are `kemsphinx_support::bench::cases::batch`, the divan bench's too.
+//! to the one-at-a-time forms, and their section of the report, which
+//! [`crate::node`]'s table (the example node's packets/s) closes. The
+//! cases are `kemsphinx_support::bench::cases::batch`, the divan bench's
+//! too.
 
 use std::fmt::Write as _;
 
@@ -82,8 +84,14 @@ pub(crate) fn section(m: &mut String, r: &Results) {
     let _ = writeln!(m, "## Batched X25519 and the batch unwrap\n");
     if r.batch.is_empty() {
         let _ = writeln!(m, "Not measured.\n");
-        return;
+    } else {
+        tables(m, r);
     }
+    crate::node::section(m, r);
+}
+
+/// The section's X25519 and unwrap tables, with what they measure.
+fn tables(m: &mut String, r: &Results) {
     let _ = writeln!(
         m,
         "One table, timed interleaved: every row does n units per iteration (its name says \
@@ -248,5 +256,6 @@ pub(crate) fn to_json(r: &Results, timing: impl Fn(&Timing) -> Value) -> Value {
         "cases": rows,
         "x25519_per_mult": x25519,
         "unwrap_per_packet": unwrap,
+        "example_node": crate::node::to_json(r),
     })
 }

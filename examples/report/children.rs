@@ -129,3 +129,39 @@ pub(crate) fn run_peers(exe: &Path, rounds: usize) -> Result<Vec<Value>, String>
         Err(e) => Err(format!("the peers' JSON: {e}")),
     }
 }
+
+/// Build the example node and its load tool (`kemsphinx-node`'s
+/// `udp_node` and `load`) beside this program; returns the load tool.
+pub(crate) fn build_node() -> Result<PathBuf, String> {
+    eprintln!("building the example node and its load tool…");
+    let args = [
+        "-p",
+        "kemsphinx-node",
+        "--example",
+        "udp_node",
+        "--example",
+        "load",
+    ];
+    if !cargo_build(&args, None) {
+        return Err("the build of the example node failed".into());
+    }
+    Ok(target_dir().join("release/examples/load"))
+}
+
+/// Run the load tool with `args`; returns what it printed.
+pub(crate) fn run_load(exe: &Path, args: &[String]) -> Result<String, String> {
+    let out = Command::new(exe)
+        .args(args)
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("running {}: {e}", exe.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        let last = text.lines().last().unwrap_or("");
+        return Err(format!(
+            "`load {}` failed (last line: {last})",
+            args.join(" ")
+        ));
+    }
+    Ok(text)
+}

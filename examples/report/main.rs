@@ -2,23 +2,25 @@
 //!
 //! Verifies the reference vectors first (and refuses to time a build that
 //! fails them), builds what it runs beside itself (this report on the
-//! `rustcrypto` KEM backend, and `benches/peers`), then measures every
-//! operation of the Go reference's baseline, the primitives of one unwrap,
-//! batched X25519 and the batch unwrap beside their one-at-a-time forms,
-//! AEZ beside AES-256-CTR, the two KEM backends side by side, kemsphinx
-//! beside Nym's sphinx-packet and Outfox, tail latency, multi-thread
-//! throughput, peak memory, stack and code size; checks the performance
-//! targets of issues 10 and 11 against the Go reference measured on the
-//! same CPU model, and issue 32's batch unwrap against single unwraps in
-//! the same run; and writes `results/<date>-<time>-<host>.md` and `.json`.
+//! `rustcrypto` KEM backend, `benches/peers`, and the node crate's
+//! example node and load tool), then measures every operation of the Go
+//! reference's baseline, the primitives of one unwrap, batched X25519 and
+//! the batch unwrap beside their one-at-a-time forms, the example node's
+//! packets/s with and without batching, AEZ beside AES-256-CTR, the two
+//! KEM backends side by side, kemsphinx beside Nym's sphinx-packet and
+//! Outfox, tail latency, multi-thread throughput, peak memory, stack and
+//! code size; checks the performance targets of issues 10 and 11 against
+//! the Go reference measured on the same CPU model, and issue 32's batch
+//! unwrap against single unwraps in the same run; and writes `results/<date>-<time>-<host>.md` and `.json`.
 //!
 //! Then it regenerates `results/README.md`, the index of every report there,
 //! and each report's charts (SVG, drawn from its JSON).
 //!
 //! Options: `--quick` (fewer samples, for a smoke test), `--out DIR`,
 //! `--no-rustcrypto` (skip the second KEM backend), `--no-peers` (skip
-//! benches/peers); `--index` only regenerates the index and the charts,
-//! `--index --check` only checks that they are current.
+//! benches/peers), `--no-node` (skip the example node); `--index` only
+//! regenerates the index and the charts, `--index --check` only checks
+//! that they are current.
 
 #![allow(
     clippy::unwrap_used,
@@ -38,6 +40,7 @@ mod index;
 mod json;
 mod markdown;
 mod measure;
+mod node;
 mod probes;
 mod reference;
 mod sections;
@@ -66,6 +69,8 @@ pub(crate) struct Results {
     pub(crate) aez_backends: Vec<aez5::Backend>,
     pub(crate) backends: Result<compare::Backends, String>,
     pub(crate) peers: Result<Vec<compare::Peer>, String>,
+    /// The example node's packets/s with and without batching.
+    pub(crate) node: Result<node::NodeRates, String>,
     pub(crate) tail: Vec<(f64, Duration)>,
     pub(crate) tail_n: usize,
     pub(crate) threads: Vec<(usize, f64)>,
@@ -137,6 +142,11 @@ fn main() {
     } else {
         children::build_peers()
     };
+    let node = if has("--no-node") {
+        Err("skipped (--no-node)".to_owned())
+    } else {
+        children::build_node()
+    };
     let code = probes::code_size();
     let load_start = env::load();
     eprintln!("measuring (this takes a few minutes; load average {load_start})…");
@@ -162,6 +172,10 @@ fn main() {
         eprintln!("running benches/peers…");
         children::run_peers(&exe, if quick { 11 } else { 101 }).map(compare::peers)
     });
+    let node = node.and_then(|exe| {
+        eprintln!("running the example node with and without batching…");
+        node::measure(&exe, quick)
+    });
     let results = Results {
         quick,
         env: env::Environment::read(),
@@ -174,6 +188,7 @@ fn main() {
         aez_backends,
         backends,
         peers,
+        node,
         tail,
         tail_n,
         threads,

@@ -1,25 +1,31 @@
-//! A load generator and latency meter for `udp_node`: the latency and
-//! loss of honest packets through the node while forged packets arrive at
-//! a given share of what the node can process.
+//! A load tool for `udp_node`, in two modes. **latency** (the default):
+//! the latency and loss of honest packets through the node while forged
+//! packets arrive at a given share of what the node can process.
+//! **throughput**: the node's packets/s with each `--batch` in turn, to
+//! compare its batched receive with the single one.
 //!
 //! ```text
-//! cargo build --release --example udp_node --example load
-//! target/release/examples/load [--modes memory,disk] [--seconds 20]
-//!     [--levels 50,90,150] [--honest 3] [--capacity PPS] [--node PATH]
+//! cargo build --release -p kemsphinx-node --example udp_node --example load
+//! target/release/examples/load [latency] [--modes memory,disk] [--seconds 20]
+//!     [--levels 50,90,150] [--honest 3] [--capacity PPS] [--batch N] [--node PATH]
+//! target/release/examples/load throughput [--batch 1,8] [--rate 20000]
+//!     [--seconds 3] [--runs 5] [--node PATH]
 //! ```
 //!
 //! Each run starts a fresh `udp_node` (the binary beside this one, or
 //! `--node PATH`) as a child process on 127.0.0.1 and stops it with
 //! SIGTERM: the node measured is the shipped example, unchanged, with
 //! nothing of a previous run in its filters or queues, and its CPU time
-//! and its socket's kernel drops are its own to read in `/proc`. Per mode
-//! (`--memory` or a fresh `--state`), first the **capacity**: forged
-//! packets sent as fast as one thread can for `--seconds`, then paced at
-//! twice what the node processed (accepted plus dropped, from the summary
-//! it prints when it stops) per second, and the larger rate of the two
-//! (`--capacity` skips this). Then one run per
-//! **level**: forged packets paced at that percentage of the capacity,
-//! and honest ones at `--honest` percent of it alongside.
+//! and its socket's kernel drops are its own to read in `/proc`.
+//!
+//! **latency**: per mode (`--memory` or a fresh `--state`), first the
+//! **capacity**: forged packets sent as fast as one thread can for
+//! `--seconds`, then paced at twice what the node processed (accepted
+//! plus dropped, from the summary it prints when it stops) per second,
+//! and the larger rate of the two (`--capacity` skips this). Then one run
+//! per **level**: forged packets paced at that percentage of the
+//! capacity, and honest ones at `--honest` percent of it alongside.
+//! `--batch N` is passed to the node.
 //!
 //! A **forged** packet is what an attacker without the key sends at no
 //! cost: random bytes of a packet's length with the header's version, and
@@ -36,14 +42,30 @@
 //! bytes, and reads the numbers after the timed phase, so the only work
 //! during it is sending and receiving. Everything sent is made before.
 //!
+//! **throughput**: one node in disk mode is started and stopped at once;
+//! every run copies its state directory (the same key, empty filters, so
+//! the same packets are new to every run's node) and starts the node on
+//! the copy with `--batch` (each value of the list in turn, so drift on a
+//! shared machine falls on every mode alike). Honest packets built
+//! beforehand for its key are sent at `--rate` per second for
+//! `--seconds`, more than the node takes (the socket is never empty;
+//! what overflows it is lost in the kernel, which the run's line counts),
+//! then the node is stopped: its rate is its `accepted` count over that
+//! time. The packets ask to be forwarded after 59 s to a node it does not
+//! know, so nothing leaves during a run: the forwarder holds 1,024 and
+//! refuses the rest (`queue_full`), alike in every mode. Each run prints
+//! `run R, --batch B: P packets/s`; then the medians per mode, and the
+//! median of each run's last mode ÷ first mode.
+//!
 //! Linux only: it reads `/proc` and signals the node.
 
 use std::error::Error;
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command as Process, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -66,35 +88,66 @@ const FORGED_POOL: usize = 64;
 const DRAIN: Duration = Duration::from_millis(1500);
 /// Linux's clock ticks in `/proc/PID/stat` (`USER_HZ`, fixed by its ABI).
 const TICKS: f64 = 100.0;
+/// Throughput mode: the first hop's delay (ms), longer than any run, so
+/// nothing is sent during one.
+const HOLD: u32 = 59_000;
 
+/// The command line: a mode word, then `--name value` pairs.
 struct Args {
+    words: Vec<String>,
     node: PathBuf,
-    modes: Vec<String>,
-    seconds: u64,
-    levels: Vec<u32>,
-    honest: f64,
-    capacity: Option<f64>,
 }
 
 impl Args {
     fn parse() -> Res<Self> {
-        let args: Vec<String> = std::env::args().skip(1).collect();
-        let arg = |name: &str| {
-            let at = args.iter().position(|a| a == name)?;
-            args.get(at + 1).cloned()
-        };
+        let words: Vec<String> = std::env::args().skip(1).collect();
         let beside = std::env::current_exe()?.with_file_name("udp_node");
-        let list = |s: String| s.split(',').map(str::to_owned).collect::<Vec<_>>();
-        let levels = list(arg("--levels").unwrap_or("50,90,150".into()));
-        Ok(Self {
-            node: arg("--node").map_or(beside, PathBuf::from),
-            modes: list(arg("--modes").unwrap_or("memory,disk".into())),
-            seconds: arg("--seconds").unwrap_or("20".into()).parse()?,
-            levels: levels.iter().map(|l| l.parse()).collect::<Result<_, _>>()?,
-            honest: arg("--honest").unwrap_or("3".into()).parse()?,
-            capacity: arg("--capacity").map(|c| c.parse()).transpose()?,
-        })
+        let mut args = Self {
+            words,
+            node: beside,
+        };
+        if let Some(node) = args.get("--node") {
+            args.node = node.into();
+        }
+        Ok(args)
     }
+
+    fn get(&self, name: &str) -> Option<String> {
+        let at = self.words.iter().position(|a| a == name)?;
+        self.words.get(at + 1).cloned()
+    }
+
+    /// `name`'s value (or `default`), parsed.
+    fn num<T: std::str::FromStr>(&self, name: &str, default: &str) -> Res<T>
+    where
+        T::Err: Error + 'static,
+    {
+        Ok(self.get(name).as_deref().unwrap_or(default).parse()?)
+    }
+
+    /// `name`'s comma-separated list (or `default`'s).
+    fn list(&self, name: &str, default: &str) -> Vec<String> {
+        let text = self.get(name).unwrap_or_else(|| default.to_owned());
+        text.split(',').map(str::to_owned).collect()
+    }
+}
+
+/// A fresh directory for one node's files, under the system's temporary
+/// directory; the caller removes it.
+fn scratch() -> Res<PathBuf> {
+    static MADE: AtomicUsize = AtomicUsize::new(0);
+    let n = MADE.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("load-{}-{n}", std::process::id()));
+    private_dir(&dir)?;
+    Ok(dir)
+}
+
+/// Make `dir` with mode 0700 (disk mode refuses a looser one).
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
 }
 
 /// A `udp_node` child process.
@@ -103,28 +156,23 @@ struct Node {
     addr: SocketAddr,
     key: PublicKey,
     lines: thread::JoinHandle<Vec<String>>,
-    state: PathBuf,
 }
 
 impl Node {
-    /// Start one in `mode` that forwards to `sink`, and wait for its key.
-    fn start(args: &Args, mode: &str, sink: SocketAddr) -> Res<Self> {
+    /// Start one with `args` on a free port, publishing its key into
+    /// `dir`, and wait for the key.
+    fn start(exe: &Path, dir: &Path, args: &[OsString]) -> Res<Self> {
         let port = UdpSocket::bind("127.0.0.1:0")?.local_addr()?.port();
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let state = std::env::temp_dir().join(format!("load-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&state)?;
-        let key_file = state.join("key.pem");
-        let mut cmd = Process::new(&args.node);
-        cmd.arg("--listen").arg(addr.to_string());
-        cmd.arg("--publish").arg(&key_file);
-        let sink_id: String = SINK.0.iter().map(|b| format!("{b:02x}")).collect();
-        cmd.arg("--peer").arg(format!("{sink_id}={sink}"));
-        if mode == "memory" {
-            cmd.arg("--memory");
-        } else {
-            cmd.arg("--state").arg(state.join("node"));
-        }
-        let mut child = cmd.stdout(Stdio::piped()).spawn()?;
+        let key_file = dir.join("key.pem");
+        let mut child = Process::new(exe)
+            .arg("--listen")
+            .arg(addr.to_string())
+            .arg("--publish")
+            .arg(&key_file)
+            .args(args)
+            .stdout(Stdio::piped())
+            .spawn()?;
         let out = child.stdout.take().ok_or("no stdout")?;
         let lines = thread::spawn(|| BufReader::new(out).lines().map_while(Result::ok).collect());
         let since = Instant::now();
@@ -142,7 +190,6 @@ impl Node {
             addr,
             key,
             lines,
-            state,
         })
     }
 
@@ -156,7 +203,6 @@ impl Node {
         terminate(&self.child)?;
         self.child.wait()?;
         let lines = self.lines.join().map_err(|_| "reader thread")?;
-        std::fs::remove_dir_all(&self.state)?;
         lines
             .iter()
             .find_map(|l| Summary::parse(l))
@@ -259,31 +305,45 @@ fn loadavg() -> String {
     l.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
 }
 
-/// `n` honest packets for the path node → sink → two more, numbered
-/// 0..n in the sink hop's `node_delay`.
-fn honest_packets(node: &PublicKey, sink: &PublicKey, n: u32) -> Res<Vec<Packet>> {
-    let mut rng = UnwrapErr(SysRng);
+/// `n` packets for the path node → `next` (the sink's id) → two more,
+/// held `delay` ms at the node and numbered 0..n in the next hop's
+/// `node_delay`; made on every core.
+fn packets(node: &PublicKey, delay: u32, next: &PublicKey, n: u32) -> Res<Vec<Packet>> {
     let deliver = [Command::Recipient(RecipientId([0x7e; 32]))];
-    let zero = [Command::NodeDelay(0)];
+    let (zero, hold) = ([Command::NodeDelay(0)], [Command::NodeDelay(delay)]);
     let nodes = [
         (NodeId([0; 32]), node),
-        (SINK, sink),
-        (NodeId([0x52; 32]), sink),
-        (NodeId([0x53; 32]), sink),
+        (SINK, next),
+        (NodeId([0x52; 32]), next),
+        (NodeId([0x53; 32]), next),
     ];
-    let mut payload = Box::new([0u8; PAYLOAD_LEN]);
-    (0..n)
-        .map(|seq| {
-            let number = [Command::NodeDelay(seq)];
-            let hops = path(nodes, [&zero, &number, &zero, &deliver]);
-            if let Some(stamp) = payload.first_chunk_mut::<4>() {
-                *stamp = seq.to_be_bytes();
+    let make = |seq: u32| -> Result<Packet, String> {
+        let number = [Command::NodeDelay(seq)];
+        let hops = path(nodes, [&hold, &number, &zero, &deliver]);
+        let mut payload = Box::new([0u8; PAYLOAD_LEN]);
+        if let Some(stamp) = payload.first_chunk_mut::<4>() {
+            *stamp = seq.to_be_bytes();
+        }
+        let mut out = Box::new([0u8; PACKET_LEN]);
+        create_packet(&mut UnwrapErr(SysRng), &hops, &payload, &mut out)
+            .map_err(|e| e.to_string())?;
+        Ok(out)
+    };
+    let cores = thread::available_parallelism().map_or(1, |c| u32::try_from(c.get()).unwrap_or(1));
+    let chunk = n.div_ceil(cores).max(1);
+    thread::scope(|s| {
+        let parts: Vec<_> = (0..n)
+            .step_by(usize::try_from(chunk)?)
+            .map(|from| s.spawn(move || (from..n.min(from + chunk)).map(make).collect::<Vec<_>>()))
+            .collect();
+        let mut all = Vec::new();
+        for part in parts {
+            for p in part.join().map_err(|_| "a packet thread failed")? {
+                all.push(p?);
             }
-            let mut out = Box::new([0u8; PACKET_LEN]);
-            create_packet(&mut rng, &hops, &payload, &mut out)?;
-            Ok(out)
-        })
-        .collect()
+        }
+        Ok(all)
+    })
 }
 
 /// Random packets with the version of `like`, to stamp forged ones from.
@@ -375,6 +435,22 @@ fn pct(d: &[Duration], permille: usize) -> f64 {
     d.get(at).map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
 }
 
+/// The latency mode's node: `--memory` or a fresh `--state` in `dir`,
+/// the sink as its peer, `--batch` if given.
+fn latency_args(args: &Args, mode: &str, dir: &Path, sink: SocketAddr) -> Vec<OsString> {
+    let sink_id: String = SINK.0.iter().map(|b| format!("{b:02x}")).collect();
+    let mut out: Vec<OsString> = vec!["--peer".into(), format!("{sink_id}={sink}").into()];
+    if mode == "memory" {
+        out.push("--memory".into());
+    } else {
+        out.extend(["--state".into(), dir.join("node").into()]);
+    }
+    if let Some(batch) = args.get("--batch") {
+        out.extend(["--batch".into(), batch.into()]);
+    }
+    out
+}
+
 /// One timed phase against a fresh node: forged at `forged` per second
 /// (`None`: flat out), honest at `honest` per second (0: none). Returns
 /// what the node processed per second.
@@ -382,14 +458,16 @@ fn phase(args: &Args, mode: &str, forged: Option<f64>, honest: f64) -> Res<f64> 
     let sink_key = PrivateKey::generate(&mut UnwrapErr(SysRng));
     let socket = sink_socket()?;
     let sink_addr = socket.local_addr()?;
-    let node = Node::start(args, mode, sink_addr)?;
+    let dir = scratch()?;
+    let node = Node::start(&args.node, &dir, &latency_args(args, mode, &dir, sink_addr))?;
+    let seconds = args.num("--seconds", "20")?;
     let n = if honest > 0.0 {
         let period = Duration::from_secs_f64(1.0 / honest).as_nanos().max(1);
-        u32::try_from(Duration::from_secs(args.seconds).as_nanos() / period)?
+        u32::try_from(Duration::from_secs(seconds).as_nanos() / period)?
     } else {
         0
     };
-    let packets = honest_packets(&node.key, sink_key.public_key(), n.max(1))?;
+    let packets = packets(&node.key, 0, sink_key.public_key(), n.max(1))?;
     let mut pool = forged_pool(packets.first().ok_or("no packet")?);
     let packets = packets.get(..usize::try_from(n)?).unwrap_or_default();
     let (load0, node0) = (cpu_seconds("/proc/self/stat")?, node.cpu()?);
@@ -400,7 +478,7 @@ fn phase(args: &Args, mode: &str, forged: Option<f64>, honest: f64) -> Res<f64> 
         let got = s.spawn(|| sink(&socket, &stop_sink));
         let forged_sent = s.spawn(|| send_forged(&mut pool, node.addr, forged, &stop));
         let sent_at = (honest > 0.0).then(|| s.spawn(|| send_honest(packets, node.addr, honest)));
-        thread::sleep(Duration::from_secs(args.seconds));
+        thread::sleep(Duration::from_secs(seconds));
         stop.store(true, Ordering::Relaxed);
         let forged_sent = forged_sent.join().unwrap_or(0);
         let sent_at = sent_at.map_or(vec![], |h| h.join().unwrap_or_default());
@@ -417,6 +495,7 @@ fn phase(args: &Args, mode: &str, forged: Option<f64>, honest: f64) -> Res<f64> 
     );
     let load = loadavg();
     let summary = node.stop()?;
+    std::fs::remove_dir_all(&dir)?;
     let processed = summary.processed() as f64 / timed;
     println!(
         "{mode}: {} forged sent in {timed:.1} s ({:.0}/s); node processed {processed:.0}/s, \
@@ -537,19 +616,148 @@ fn capacity(args: &Args, mode: &str) -> Res<f64> {
     Ok(flat.max(paced))
 }
 
-fn main() -> Res<()> {
-    let args = Args::parse()?;
-    println!("load average at start: {}", loadavg());
-    for mode in &args.modes {
-        let capacity = match args.capacity {
+/// The latency mode: per mode, the capacity, then each level.
+fn latency(args: &Args) -> Res<()> {
+    let levels: Vec<u32> = args
+        .list("--levels", "50,90,150")
+        .iter()
+        .map(|l| l.parse())
+        .collect::<Result<_, _>>()?;
+    let honest: f64 = args.num("--honest", "3")?;
+    let given: Option<f64> = args.get("--capacity").map(|c| c.parse()).transpose()?;
+    for mode in &args.list("--modes", "memory,disk") {
+        let capacity = match given {
             Some(c) => c,
-            None => capacity(&args, mode)?,
+            None => capacity(args, mode)?,
         };
-        for &level in &args.levels {
+        for &level in &levels {
             let rate = capacity * f64::from(level) / 100.0;
             println!("== {mode} mode: forged at {level} % of {capacity:.0}/s = {rate:.0}/s");
-            phase(&args, mode, Some(rate), capacity * args.honest / 100.0)?;
+            phase(args, mode, Some(rate), capacity * honest / 100.0)?;
         }
     }
     Ok(())
+}
+
+/// The throughput mode: `--runs` rounds of every `--batch` in turn, on
+/// copies of one fresh state, flooded with the same packets.
+fn throughput(args: &Args) -> Res<()> {
+    let modes = args.list("--batch", "1,8");
+    let rate: u32 = args.num("--rate", "20000")?;
+    let seconds: u32 = args.num("--seconds", "3")?;
+    let runs: usize = args.num("--runs", "5")?;
+    let fresh = scratch()?;
+    let state: OsString = fresh.join("node").into();
+    let first = Node::start(&args.node, &fresh, &["--state".into(), state])?;
+    let key = first.key.clone();
+    first.stop()?;
+    let count = rate
+        .checked_mul(seconds)
+        .ok_or("--rate × --seconds: too many")?;
+    let made = Instant::now();
+    let next = PrivateKey::generate(&mut UnwrapErr(SysRng));
+    let packets = packets(&key, HOLD, next.public_key(), count)?;
+    println!(
+        "{count} packets built in {:.1} s; {runs} runs of {seconds} s per mode, sent at {rate}/s; \
+         load average {}",
+        made.elapsed().as_secs_f64(),
+        loadavg()
+    );
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
+    for run in 0..runs {
+        for (mode, batch) in modes.iter().enumerate() {
+            let r = flood(args, &fresh, &key, batch, &packets, f64::from(rate))?;
+            println!("run {run}, --batch {batch}: {r:.0} packets/s");
+            if let Some(rates) = rates.get_mut(mode) {
+                rates.push(r);
+            }
+        }
+    }
+    std::fs::remove_dir_all(&fresh)?;
+    // Each run's ratio (its modes ran back to back), then their median:
+    // drift between runs falls out of it.
+    let mut paired: Vec<f64> = match rates.as_slice() {
+        [first, .., last] => first.iter().zip(last).map(|(a, b)| b / a).collect(),
+        _ => Vec::new(),
+    };
+    for (batch, r) in modes.iter().zip(&mut rates) {
+        println!("--batch {batch}: median {:.0} packets/s", median(r));
+    }
+    if !paired.is_empty() {
+        println!(
+            "median of the runs' ratios (last / first mode): {:.3}×; load average {}",
+            median(&mut paired),
+            loadavg()
+        );
+    }
+    Ok(())
+}
+
+/// One run: the node on a copy of `fresh` with `--batch batch`, sent
+/// `packets` at `rate` per second; what it accepted per second.
+fn flood(
+    args: &Args,
+    fresh: &Path,
+    key: &PublicKey,
+    batch: &str,
+    packets: &[Packet],
+    rate: f64,
+) -> Res<f64> {
+    let dir = scratch()?;
+    copy_dir(&fresh.join("node"), &dir.join("node"))?;
+    let state = dir.join("node").into();
+    let node = Node::start(
+        &args.node,
+        &dir,
+        &["--state".into(), state, "--batch".into(), batch.into()],
+    )?;
+    if node.key != *key {
+        return Err("the copied state published another key".into());
+    }
+    let (cpu0, start) = (node.cpu()?, Instant::now());
+    let sent = send_honest(packets, node.addr, rate);
+    let elapsed = start.elapsed().as_secs_f64();
+    let (cpu, kernel) = (node.cpu()? - cpu0, kernel_drops(node.addr.port())?);
+    let summary = node.stop()?;
+    std::fs::remove_dir_all(&dir)?;
+    println!(
+        "  sent {} in {elapsed:.2} s; node accepted {}, CPU {:.0} %; kernel drops at its socket \
+         {kernel}{}; forwarder: {}",
+        sent.iter().flatten().count(),
+        summary.accepted,
+        cpu / elapsed * 100.0,
+        if kernel == 0 {
+            " (it kept up: not its capacity, raise --rate)"
+        } else {
+            ""
+        },
+        Summary::nonzero(&summary.forwarder)
+    );
+    Ok(summary.accepted as f64 / elapsed)
+}
+
+/// Copy the closed state directory `from` to `to` (mode 0700).
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    private_dir(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+    }
+    Ok(())
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn main() -> Res<()> {
+    let args = Args::parse()?;
+    println!("load average at start: {}", loadavg());
+    match args.words.first().map(String::as_str) {
+        Some("throughput") => throughput(&args),
+        Some("latency") | None => latency(&args),
+        Some(w) if w.starts_with("--") => latency(&args),
+        Some(other) => Err(format!("{other}: the modes are latency and throughput").into()),
+    }
 }

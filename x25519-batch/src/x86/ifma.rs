@@ -176,11 +176,11 @@ fn sub(f: Fe, g: Fe) -> Fe {
 /// `19·x` for `x` below 2^59 (so `19·x` below 2^64: the low 64 bits
 /// that `vpmullq` keeps are the whole product), in one `vpmullq`
 /// (AVX-512DQ). Spelled as shifts and adds (`x + 2x + 16x`) without DQ,
-/// the compiler built a 64-bit multiplication out of `vpmuludq` pieces
-/// instead, and a group of 8 took 13 % longer on the Zen 4 EPYC (README,
-/// "Performance"). Its operands are secret-dependent like every limb's;
-/// the multiplier's timing is argued, and measured, in the README
-/// ("Constant time").
+/// the compiler built a 64-bit multiplication out of two `vpmuludq` and
+/// their carries instead, and a group of 8 took about 57.5 µs rather than
+/// 49.9 µs on the Zen 4 EPYC (README, "Performance"). Its operands are
+/// secret-dependent like every limb's; the multipliers' timing is argued,
+/// and measured, in the README ("Safety and side channels").
 #[target_feature(enable = "avx512f,avx512dq")]
 #[inline]
 fn times19(x: __m512i) -> __m512i {

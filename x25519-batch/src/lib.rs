@@ -41,7 +41,8 @@ pub enum Backend {
     Avx2,
     /// Eight points at once, one per 64-bit lane of a 512-bit register,
     /// 51-bit limbs multiplied with `vpmadd52luq`/`vpmadd52huq` (x86-64
-    /// with AVX-512F and AVX-512 IFMA: Intel since Ice Lake, AMD Zen 4).
+    /// with AVX-512F, AVX-512DQ and AVX-512 IFMA: Intel since Ice Lake,
+    /// AMD Zen 4; every CPU with IFMA has DQ).
     Ifma,
 }
 

@@ -7,7 +7,9 @@
 //! parallel carry after each product, sum or difference keeps it there.
 //! The 52-bit product halves sit one bit off the 51-bit limb grid: the high
 //! half of `a_i·b_j` has weight `2^(51(i+j)+52) = 2·2^(51(i+j+1))`, so the
-//! high sums are doubled before they are added in.
+//! high sums are doubled before they are added in. The products' high
+//! columns come back onto the low ones ×19 with `vpmullq` (AVX-512DQ,
+//! which every CPU with AVX-512 IFMA has; `super` checks for all three).
 //!
 //! Bounds (every limb): [`mul`] takes limbs below 2^52 and returns them
 //! below 2^51 + 2^14; [`add`] and [`sub`] take limbs below 2^52 (`sub`'s
@@ -19,9 +21,9 @@
 
 use core::arch::x86_64::{
     __m512i, _mm256_extract_epi64, _mm512_add_epi64, _mm512_and_si512, _mm512_extracti64x4_epi64,
-    _mm512_madd52hi_epu64, _mm512_madd52lo_epu64, _mm512_set_epi64, _mm512_set1_epi64,
-    _mm512_setzero_si512, _mm512_slli_epi64, _mm512_srli_epi64, _mm512_srlv_epi64,
-    _mm512_sub_epi64, _mm512_xor_si512,
+    _mm512_madd52hi_epu64, _mm512_madd52lo_epu64, _mm512_mullo_epi64, _mm512_set_epi64,
+    _mm512_set1_epi64, _mm512_setzero_si512, _mm512_slli_epi64, _mm512_srli_epi64,
+    _mm512_srlv_epi64, _mm512_sub_epi64, _mm512_xor_si512,
 };
 
 use crate::field::MASK51;
@@ -171,19 +173,18 @@ fn sub(f: Fe, g: Fe) -> Fe {
     carry(h)
 }
 
-/// `19·x` (x below 2^59) as `x + 2x + 16x`, which the compiler turns into
-/// a 64-bit multiplication built from two `vpmuludq`. Not `vpmullq`
-/// (AVX-512DQ), although it made a group of 8 13 % faster on the Zen 4
-/// EPYC: the operands here are secret-dependent, and `vpmuludq`'s timing
-/// is the better documented (the timing test passes with either; README,
-/// "Performance").
-#[target_feature(enable = "avx512f")]
+/// `19·x` for `x` below 2^59 (so `19·x` below 2^64: the low 64 bits
+/// that `vpmullq` keeps are the whole product), in one `vpmullq`
+/// (AVX-512DQ). Spelled as shifts and adds (`x + 2x + 16x`) without DQ,
+/// the compiler built a 64-bit multiplication out of two `vpmuludq` and
+/// their carries instead, and a group of 8 took about 57.5 µs rather than
+/// 49.9 µs on the Zen 4 EPYC (README, "Performance"). Its operands are
+/// secret-dependent like every limb's; the multipliers' timing is argued,
+/// and measured, in the README ("Safety and side channels").
+#[target_feature(enable = "avx512f,avx512dq")]
 #[inline]
 fn times19(x: __m512i) -> __m512i {
-    _mm512_add_epi64(
-        _mm512_add_epi64(x, _mm512_slli_epi64::<1>(x)),
-        _mm512_slli_epi64::<4>(x),
-    )
+    _mm512_mullo_epi64(x, splat(19))
 }
 
 /// `f·g`: the 25 limb products' low halves summed by position into `lo`,
@@ -191,7 +192,7 @@ fn times19(x: __m512i) -> __m512i {
 /// 2^52, so below 2^55), then column `m` is `lo[m] + 2·hi[m−1]` (below
 /// 2^56), columns 5–9 come back ×19 onto 0–4 (below 2^61), and one
 /// parallel carry.
-#[target_feature(enable = "avx512f,avx512ifma")]
+#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
 #[inline]
 #[allow(clippy::indexing_slicing)] // i + j ≤ 8 and m ≤ 8 index arrays of 9: fixed loops, no data
 fn mul(f: Fe, g: Fe) -> Fe {
@@ -225,7 +226,7 @@ fn mul(f: Fe, g: Fe) -> Fe {
 /// cross products (×4, at position `m + 1`). Each holds at most three
 /// terms below 2^52, so column `m = d[m] + 2·x[m] + 4·y[m−1]` stays below
 /// 2^56, as in [`mul`], and the rest is [`mul`]'s.
-#[target_feature(enable = "avx512f,avx512ifma")]
+#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
 #[inline]
 #[allow(clippy::indexing_slicing)] // i + j ≤ 8, 2i + 1 ≤ 9 and m ≤ 9 index arrays of 10: fixed loops, no data
 fn sqr(f: Fe) -> Fe {
@@ -275,12 +276,12 @@ fn mul_a24(f: Fe) -> Fe {
     ]
 }
 
-ladder!(#[target_feature(enable = "avx512f,avx512ifma")]);
+ladder!(#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]);
 
 /// `X25519` on eight lanes: `k` the clamped scalars' words, `u` the
 /// u-coordinates' limbs (below 2^51); out, the results' limbs (below
 /// 2^52, not yet reduced below p).
-#[target_feature(enable = "avx512f,avx512ifma")]
+#[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
 pub(super) fn kernel(k: &Words<8>, u: &Limbs<8>) -> Limbs<8> {
     let z = _mm512_setzero_si512();
     // The scalars' words and the results are wiped when the kernel

@@ -21,8 +21,13 @@ use crate::{Backend, Scalars, drive};
 // AVX2 with the OS saving the ymm registers (cpufeatures checks XCR0, and
 // caches the answer: CPUID runs once per process).
 cpufeatures::new!(cpuid_avx2, "avx2");
-// AVX-512F and IFMA, with the OS saving the zmm state.
-cpufeatures::new!(cpuid_ifma, "avx512f", "avx512ifma");
+// AVX-512F, DQ (`vpmullq`, the reduction's ×19) and IFMA, with the OS
+// saving the zmm state. Every CPU shipped with IFMA has DQ (Cannon Lake,
+// Ice Lake, Tiger Lake, Rocket Lake, Sapphire Rapids and later Xeons;
+// AMD Zen 4 and 5), so requiring DQ costs no real CPU the IFMA path; a
+// hypervisor that hides DQ but shows IFMA gets the AVX2 path, which is
+// correct, only slower.
+cpufeatures::new!(cpuid_ifma, "avx512f", "avx512dq", "avx512ifma");
 
 /// A vector path that this CPU supports (the only way to make one).
 #[derive(Clone, Copy)]
@@ -73,9 +78,10 @@ impl Fast {
             }),
             Kind::Ifma => drive::<8>(scalars, points, out, |k, u| {
                 // SAFETY: a `Fast(Kind::Ifma)` exists only once
-                // `cpuid_ifma` reported AVX-512F, AVX-512 IFMA and the
-                // OS's zmm support (`detect`, `select`), which is all
-                // `ifma::kernel` needs.
+                // `cpuid_ifma` reported AVX-512F, AVX-512DQ, AVX-512 IFMA
+                // and the OS's zmm support (`detect`, `select`), which is
+                // all `ifma::kernel` needs (its `target_feature` set is
+                // exactly those three).
                 unsafe { ifma::kernel(k, u) }
             }),
         }

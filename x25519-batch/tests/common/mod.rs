@@ -17,6 +17,7 @@ pub(crate) fn expected() -> Vec<Backend> {
             have.push(Backend::Avx2);
         }
         if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512dq")
             && std::arch::is_x86_feature_detected!("avx512ifma")
         {
             have.push(Backend::Ifma);

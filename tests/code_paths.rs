@@ -108,7 +108,7 @@ fn the_code_paths_are_the_expected_ones() {
         assert!(paths.contains(" bitsliced-aes "), "{paths}");
     }
     // The batched X25519 runs only on x86_64, and there on IFMA whenever
-    // the CPU has it, unless the build leaves it out or forces the
+    // the CPU has it (with AVX-512DQ, which every IFMA CPU has), unless the build leaves it out or forces the
     // portable code (on AVX2 only where the backend's X25519 is not
     // s2n-bignum's assembly, which is faster).
     if !cfg!(target_arch = "x86_64") {
@@ -118,6 +118,7 @@ fn the_code_paths_are_the_expected_ones() {
     if cfg!(feature = "x25519-batch")
         && !cfg!(kemsphinx_backend = "portable")
         && std::arch::is_x86_feature_detected!("avx512ifma")
+        && std::arch::is_x86_feature_detected!("avx512dq")
     {
         assert!(paths.ends_with(" batch-ifma"), "{paths}");
     }

@@ -15,8 +15,8 @@ use crate::geometry::X25519_LEN;
 
 /// Whether batches run on `x25519-batch`'s vector code in this process,
 /// as measured (`x25519-batch`'s README, on a Zen 4, µs per point): the
-/// IFMA ladder (7.4 in groups of 8) always beats the backends' own X25519;
-/// the AVX2 one (29.4) beats HACL\* (40.8) and `x25519-dalek` (51.7) but
+/// IFMA ladder (6.25 in groups of 8) always beats the backends' own X25519;
+/// the AVX2 one (28.9) beats HACL\* (40.8) and `x25519-dalek` (51.7) but
 /// not s2n-bignum's assembly (23.8), so it is taken only where the backend
 /// does not run on that assembly.
 pub(crate) fn active() -> bool {
@@ -58,7 +58,7 @@ pub(crate) fn name() -> &'static str {
 }
 
 /// Fewer points than this go to the backend's X25519 one at a time: a
-/// ladder costs the same however many of its lanes are used (IFMA: 57 µs
+/// ladder costs the same however many of its lanes are used (IFMA: 50 µs
 /// a group of 8, against 23.8 µs a point on s2n-bignum's assembly; AVX2:
 /// 118 µs a group of 4, against 40.8 on HACL\*), so a group pays from
 /// three points on.

@@ -63,9 +63,12 @@ static FIXTURE: LazyLock<(PrivateKey, Vec<Packet>)> = LazyLock::new(|| {
     (first, packets)
 });
 
+/// A kind of batch of `key_trial`: its name and packets.
+type Kind = (&'static str, Vec<Packet>);
+
 /// A node's two live keys and a batch of packets of each kind of
 /// `key_trial`, by name.
-static TRIAL: LazyLock<([PrivateKey; 2], Vec<(&'static str, Vec<Packet>)>)> = LazyLock::new(|| {
+static TRIAL: LazyLock<([PrivateKey; 2], Vec<Kind>)> = LazyLock::new(|| {
     let mut rng = ChaCha20Rng::seed_from_u64(8);
     let live: [PrivateKey; 2] = std::array::from_fn(|_| PrivateKey::generate(&mut rng));
     let rest: [PrivateKey; 3] = std::array::from_fn(|_| PrivateKey::generate(&mut rng));

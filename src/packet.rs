@@ -204,38 +204,36 @@ pub fn unwrap_any<'a, 'k>(
     keys: impl IntoIterator<Item = &'k PrivateKey>,
     packet: &'a mut [u8; PACKET_LEN],
 ) -> Result<(usize, Unwrapped<'a>), Error> {
-    let trial = keys.into_iter().enumerate().map(|(i, key)| {
+    for (i, key) in keys.into_iter().enumerate() {
         let derive = |ct: &Ciphertext| key.decapsulate(ct).map(|ss| HopKeys::derive(ss.as_bytes()));
-        (i, derive)
-    });
-    unwrap_first(trial, packet)
-}
-
-/// The key trial of [`unwrap_any`]: each `(position, derive)` in turn
-/// until one's MAC verifies; an error that does not depend on the key ends
-/// it at once.
-pub(crate) fn unwrap_first<'a, D>(
-    trial: impl IntoIterator<Item = (usize, D)>,
-    packet: &'a mut [u8; PACKET_LEN],
-) -> Result<(usize, Unwrapped<'a>), Error>
-where
-    D: FnOnce(&Ciphertext) -> Result<HopKeys, Error>,
-{
-    for (i, derive) in trial {
-        match authenticate(packet, derive) {
-            Ok((replay_tag, hop_keys)) => {
-                return unwrap_authenticated(packet, replay_tag, &hop_keys).map(|u| (i, u));
-            }
-            Err(Error::Mac) => {}
-            Err(e) => return Err(e),
+        if let Some((replay_tag, hop_keys)) = try_key(packet, derive)? {
+            return unwrap_authenticated(packet, replay_tag, &hop_keys).map(|u| (i, u));
         }
     }
     Err(Error::Mac)
 }
 
+/// One key of [`unwrap_any`]'s trial, steps 1–4, without touching the
+/// buffer: the replay tag and hop keys when its MAC verifies, `None` when
+/// it does not (the next key sees the packet as it arrived), an error that
+/// does not depend on the key (the version, a refused KEM ciphertext) to
+/// end the trial. When no key verifies, the trial's error is
+/// [`Error::Mac`]. [`unwrap_batch`](crate::unwrap_batch) runs the same
+/// trial a key at a time over a batch.
+pub(crate) fn try_key(
+    packet: &[u8; PACKET_LEN],
+    derive: impl FnOnce(&Ciphertext) -> Result<HopKeys, Error>,
+) -> Result<Option<(ReplayTag, HopKeys)>, Error> {
+    match authenticate(packet, derive) {
+        Ok(authenticated) => Ok(Some(authenticated)),
+        Err(Error::Mac) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Steps 5 on, once the MAC verified: the commands, then the buffer
 /// transformed for the action they name.
-fn unwrap_authenticated<'a>(
+pub(crate) fn unwrap_authenticated<'a>(
     packet: &'a mut [u8; PACKET_LEN],
     replay_tag: ReplayTag,
     keys: &HopKeys,

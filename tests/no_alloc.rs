@@ -12,6 +12,7 @@
 mod common;
 
 use common::{commands, deliver_to, nodes, path, payload, reply_to, rng};
+use kemsphinx::geometry::layout::packet as at;
 use kemsphinx::geometry::{ENCRYPTED_REPLY_LEN, PACKET_LEN};
 use kemsphinx::{Action, BATCH, PrivateKey, create_packet, create_surb, unwrap, unwrap_batch};
 
@@ -88,6 +89,22 @@ fn packet_paths_do_not_allocate() {
     });
     assert_eq!(n, 0, "unwrap_batch allocated");
     assert_eq!(forwarded, BATCH + BATCH / 2);
+
+    // Noise under three keys: every key tried on every packet, a batch
+    // at a time.
+    // (A valid version, so that the trial reaches the keys.)
+    let mut noise = vec![[0x5au8; PACKET_LEN]; BATCH + 3];
+    for p in &mut noise {
+        p[at::VERSION].fill(0);
+    }
+    let third = PrivateKey::from_seed(&[2; 96]);
+    let (refused, n) = allocations(|| {
+        unwrap_batch([&other, &third, &nodes[0].key], noise.iter_mut())
+            .filter(|r| matches!(r, Err(kemsphinx::Error::Mac)))
+            .count()
+    });
+    assert_eq!(n, 0, "unwrap_batch of noise under three keys allocated");
+    assert_eq!(refused, BATCH + 3);
 
     // The counter itself works: a Box allocates.
     let (_, n) = allocations(|| std::hint::black_box(Box::new(1u8)));

@@ -20,9 +20,9 @@ impl Keyring {
     ///
     /// What is done together: the datagrams are taken
     /// [`BATCH`](kemsphinx::BATCH) at a time, and the X25519
-    /// Diffie–Hellman operations of a batch's packets under the first key
+    /// Diffie–Hellman operations of a batch's packets under each key
     /// tried are computed side by side ([`kemsphinx::unwrap_batch`]: on
-    /// a CPU with AVX-512 IFMA, about 0.65× the cost per packet of
+    /// a CPU with AVX-512 IFMA, about 0.63× the cost per packet of
     /// one at a time). The order of checks is `receive`'s, per datagram:
     ///
     /// 1. the length, then the replay tag (in no live epoch's filter) and
@@ -31,7 +31,8 @@ impl Keyring {
     /// 2. the survivors unwrapped in place under the live keys, the one
     ///    that unwrapped the last packet first (a packet whose MAC fails
     ///    is left unchanged for the next key, which
-    ///    [`kemsphinx::unwrap_batch`] tries one packet at a time);
+    ///    [`kemsphinx::unwrap_batch`] tries on the batch's failures
+    ///    together);
     /// 3. each tag remembered, atomically, in the datagrams' order (so a
     ///    Bloom false positive that an earlier packet of the same batch
     ///    causes, which `receive` would find before the unwrap, is found

@@ -8,6 +8,9 @@
 //! cargo bench -p kemsphinx-node --bench receive [-- ROUNDS BATCH [FILLED]]
 //! ```
 //!
+//! `GROUP_MS=N` in the environment sets the disk keyrings' group interval
+//! to N ms (default [`GROUP_INTERVAL`](kemsphinx_node::GROUP_INTERVAL)).
+//!
 //! With `FILLED`, the disk keyrings' stores hold that many tags before
 //! the first round (as late in an epoch: each group's tags then land in
 //! as many B-tree pages, nearly one page written per tag).
@@ -175,6 +178,8 @@ fn measure(
     copy_dir(&dir, &dir_b);
     let (disk, _) = Keyring::open(policy(), &dir).unwrap();
     let (disk_b, _) = Keyring::open(policy(), &dir_b).unwrap();
+    disk.set_group_interval(group_interval());
+    disk_b.set_group_interval(group_interval());
     let pem = std::fs::read(dir.join("epoch-00000000.key")).unwrap();
     let key = PrivateKey::from_pem(&pem).unwrap();
     let all = packets(key.public_key(), rounds * batch);
@@ -255,6 +260,15 @@ fn restart(dir: &Path, tags: usize) -> Duration {
     took
 }
 
+/// The disk keyrings' group interval: `GROUP_MS` milliseconds from the
+/// environment, else the library's default.
+fn group_interval() -> Duration {
+    std::env::var("GROUP_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(kemsphinx_node::GROUP_INTERVAL, Duration::from_millis)
+}
+
 fn main() {
     let args: Vec<usize> = std::env::args()
         .skip(1)
@@ -266,7 +280,8 @@ fn main() {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     println!(
         "receive cost: {rounds} interleaved rounds of {batch} packets, medians per packet \
-         (disk store holding {filled} tags first)"
+         (disk store holding {filled} tags first, group interval {:?})",
+        group_interval()
     );
     println!(
         "{:<10}{:>10}{:>10}{:>8}{:>13}{:>8}{:>17}{:>8}",

@@ -33,17 +33,24 @@ use crate::store::{Store, StoreError};
 
 /// A commit starts at most this long after the previous one started (or
 /// as soon as it ends, if it took longer). Each commit has a fixed cost
-/// (two `fsync`s, redb's header and allocator pages) that the workers pay
-/// for in CPU when every core unwraps: measured on two cores
-/// (`benches/receive.rs`), the disk-mode calls cost 1.27× the bare
-/// library calls at 5 ms, 1.12× at 10 ms and 1.05× at 20 ms. A packet
-/// whose delay is shorter than the time to its group's commit waits up to
-/// this much longer; mixing delays are usually far longer. (In the example
-/// network, whose delays are 0–5 ms, a round trip over eight hops took
-/// 106 ms at the median at 20 ms, 18 ms in memory mode.) The default;
+/// (two `fdatasync`s and about seven page writes: 190–360 µs of CPU,
+/// mostly the kernel's) and a cost per B-tree page it rewrites (about 7
+/// µs on a new store, 12 µs late in an epoch), which the workers pay for
+/// in CPU when every core unwraps; a longer interval spreads the fixed
+/// cost over more tags, and more tags share each page. Measured on two
+/// cores with a new store (`benches/receive.rs`, results/2026-12-05):
+/// disk mode cost 1.10–1.21× the bare calls' CPU at 20 ms, 1.04–1.12×
+/// at 40 ms, 1.07–1.13× at 60 ms. A packet whose delay is shorter than
+/// the time to its group's commit waits up to this much longer; mixing
+/// delays are far longer (Katzenpost's per-hop delays average 200 ms by
+/// default), so the wait adds about 3 ms per hop on average there.
+/// The example network, whose delays are 0–5 ms, sets 5 ms instead. Late
+/// in an epoch each tag rewrites a page of its own and no interval helps
+/// (15–20 µs of CPU per packet over memory mode at 20 and 60 ms, with
+/// 900,000 tags stored). The default;
 /// [`Keyring::set_group_interval`](crate::Keyring::set_group_interval)
 /// changes it.
-pub const GROUP_INTERVAL: Duration = Duration::from_millis(20);
+pub const GROUP_INTERVAL: Duration = Duration::from_millis(40);
 
 /// How long the committer waits after a failed commit before it retries.
 pub const RETRY: Duration = Duration::from_millis(200);

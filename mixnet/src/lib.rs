@@ -95,7 +95,7 @@ pub struct Config {
     /// Worker threads per node.
     pub workers: usize,
     /// Disk mode: the keyrings' group interval. Shorter than the crate's
-    /// default (20 ms, chosen for throughput): this network's delays are
+    /// default (40 ms, chosen for throughput): this network's delays are
     /// only milliseconds, and eight hops would each wait for a group.
     pub group_interval: Duration,
 }

@@ -75,7 +75,7 @@ def carry():
     """Columns below 2^63 to carried limbs: two interleaved chains
     (0→1→…→5 and 4→5→…→9), limb 9's carry ×19 into limb 0, and limb 0
     into limb 1 once more. Limbs end below 2^26 / 2^25 + 2^16."""
-    out = []
+    out = masks()
 
     def into(lo, hi, bits, t):
         m = "ymm14" if bits == 26 else "ymm15"
@@ -97,75 +97,115 @@ def store(h):
     return [f"vmovdqu {h.limb(k)}, ymm{k}" for k in range(LIMBS)]
 
 
-def table19(g, w, first):
+def table19(g, w, first, keep):
     """w[j − 1] = 19·g[j] for j = first..9 (below 2^32 for g below
-    3·2^26 + 2^16), with ymm9 = 19."""
+    3·2^26 + 2^16), with ymm9 = 19; `keep` maps some j to the register
+    that holds 19·g[j] instead (stored too only if `store_all`)."""
     out = splat("ymm9", 19)
     for j in range(first, LIMBS):
-        out += [f"vpmuludq ymm{j - 1}, ymm9, {g.limb(j)}", f"vmovdqu {w.limb(j - 1)}, ymm{j - 1}"]
+        reg = keep.get(j, f"ymm{j - 1}")
+        out.append(f"vpmuludq {reg}, ymm9, {g.limb(j)}")
+        if j not in keep or keep.get("store_all"):
+            out.append(f"vmovdqu {w.limb(j - 1)}, {reg}")
     return out
 
 
-def mul(f, g, w, h, w_ready=False):
+def products(rows, resident):
+    """The products of `rows` (row multiplier loads and (register, operand,
+    column) triples) summed into ymm0..ymm9; an operand found in
+    `resident` is read from its register instead of memory. ymm12 holds
+    each product on its way to its column."""
+    out = []
+    started = set()
+    for loads, terms in rows:
+        out += loads
+        for left, right, k in terms:
+            right = resident.get(right, right)
+            if k not in started:
+                started.add(k)
+                out.append(f"vpmuludq ymm{k}, {left}, {right}")
+            else:
+                out += [f"vpmuludq ymm12, {left}, {right}", f"vpaddq ymm{k}, ymm{k}, ymm12"]
+    return out
+
+
+def mul(f, g, w, h, table="make"):
     """h = f·g, carried. Row i multiplies f_i (2·f_i where i and the other
     limb are both odd) by w[9 − i + k] for column k, where
     w = [19·g_1 … 19·g_9, g_0 … g_9]: the operand that lands on column k,
-    ×19 when it wraps past limb 9."""
-    out = [] if w_ready else table19(g, w, 1)
+    ×19 when it wraps past limb 9. The three operands used most (g_0,
+    g_1, 19·g_9: nine or ten times each) stay in ymm13..ymm15.
+    `table`: "make" the 19·g table in w, "share" it (store all of it, for
+    a square of g next), or "ready" (w already holds it)."""
+    if table == "ready":
+        out = [f"vmovdqu ymm15, {w.limb(8)}"]
+    else:
+        out = table19(g, w, 1, {9: "ymm15", "store_all": table == "share"})
+    out += [f"vmovdqu ymm13, {g.limb(0)}", f"vmovdqu ymm14, {g.limb(1)}"]
+    resident = {w.limb(8): "ymm15", g.limb(0): "ymm13", g.limb(1): "ymm14"}
 
     def operand(i, k):
         t = 9 - i + k
         return g.limb(t - 9) if t >= 9 else w.limb(t)
 
-    n = 0
+    rows = []
     for i in range(LIMBS):
-        out.append(f"vmovdqu ymm10, {f.limb(i)}")
-        if i % 2:
-            out.append("vpaddq ymm11, ymm10, ymm10")
-        for k in range(LIMBS):
-            left = "ymm11" if (i % 2 and k % 2 == 0) else "ymm10"
-            if i == 0:
-                out.append(f"vpmuludq ymm{k}, {left}, {operand(i, k)}")
-            else:
-                t = ("ymm12", "ymm13")[n % 2]
-                n += 1
-                out += [f"vpmuludq {t}, {left}, {operand(i, k)}", f"vpaddq ymm{k}, ymm{k}, {t}"]
-    return out + carry() + store(h)
+        loads = [f"vmovdqu ymm10, {f.limb(i)}"] + (["vpaddq ymm11, ymm10, ymm10"] if i % 2 else [])
+        terms = [("ymm11" if (i % 2 and k % 2 == 0) else "ymm10", operand(i, k), k)
+                 for k in range(LIMBS)]
+        rows.append((loads, terms))
+    return out + products(rows, resident) + carry() + store(h)
 
 
-def sqr(f, w, h):
+def sqr(f, w, h, table="make"):
     """h = f², carried: each cross product once, from row i's 2·f_i (4·f_i
     where i and j are both odd) times f_j (19·f_j when it wraps); the
     diagonal f_i·f_i (2·f_i·f_i for odd i). The same column sums as
-    `mul(f, f)`."""
-    out = table19(f, w, 5)
-    started = set()
-    n = 0
+    `mul(f, f)`. 19·f_8 and 19·f_9 (seven and nine uses) stay in ymm14 and
+    ymm15, and f_5 (five) in ymm13. `table`: "make" 19·f_5..19·f_9 in w,
+    or "ready" (w holds the whole 19·f table, as `mul` shares it)."""
+    if table == "ready":
+        out = [f"vmovdqu ymm14, {w.limb(7)}", f"vmovdqu ymm15, {w.limb(8)}"]
+    else:
+        out = table19(f, w, 5, {8: "ymm14", 9: "ymm15"})
+    out.append(f"vmovdqu ymm13, {f.limb(5)}")
+    resident = {w.limb(7): "ymm14", w.limb(8): "ymm15", f.limb(5): "ymm13"}
+    rows = []
     for i in range(LIMBS):
-        out += [f"vmovdqu ymm10, {f.limb(i)}", "vpaddq ymm11, ymm10, ymm10"]
+        loads = [f"vmovdqu ymm10, {f.limb(i)}", "vpaddq ymm11, ymm10, ymm10"]
+        terms = []
         for j in range(i, LIMBS):
-            k = (i + j) % LIMBS
             if i == j:
                 left = "ymm11" if i % 2 else "ymm10"
             else:
                 left = "ymm10" if (i % 2 and j % 2) else "ymm11"
             right = f.limb(j) if i + j < LIMBS else w.limb(j - 1)
-            if k not in started:
-                started.add(k)
-                out.append(f"vpmuludq ymm{k}, {left}, {right}")
-            else:
-                t = ("ymm12", "ymm13")[n % 2]
-                n += 1
-                out += [f"vpmuludq {t}, {left}, {right}", f"vpaddq ymm{k}, ymm{k}, {t}"]
+            terms.append((left, right, (i + j) % LIMBS))
             if i == j and i % 2:
-                out.append("vpaddq ymm10, ymm11, ymm11")
-    return out + carry() + store(h)
+                # From here on the row's odd-odd products take 4·f_i.
+                terms.append(("vpaddq ymm10, ymm11, ymm11", None, None))
+        rows.append((loads, terms))
+    return out + products_sqr(rows, resident) + carry() + store(h)
+
+
+def products_sqr(rows, resident):
+    """`products`, where a term may be an instruction to emit in place."""
+    flat = []
+    for loads, terms in rows:
+        flat.append((loads, []))
+        for term in terms:
+            if term[1] is None:
+                flat.append(([term[0]], []))
+            else:
+                flat[-1][1].append(term)
+    return products(flat, resident)
 
 
 def two_p():
     """ymm11 = 2p's limb 0, ymm12 = 2p's odd limbs, ymm13 = its other even
     limbs: each at least a carried limb's bound, so f + 2p − g ≥ 0."""
-    return splat("ymm11", TWO_P0) + ["vpaddq ymm12, ymm15, ymm15", "vpaddq ymm13, ymm14, ymm14"]
+    return masks() + splat("ymm11", TWO_P0) + [
+        "vpaddq ymm12, ymm15, ymm15", "vpaddq ymm13, ymm14, ymm14"]
 
 
 def two_p_limb(i):
@@ -233,13 +273,13 @@ def step():
     """One step of RFC 7748 §5's ladder, after the conditional swap."""
     s = slot
     w = s("W")
-    out = masks() + cswap_add_sub()
-    out += sqr(s("A"), w, s("AA")) + sqr(s("B"), w, s("BB"))
-    out += mul(s("D"), s("A"), w, s("DA")) + mul(s("C"), s("B"), w, s("CB"))
+    out = cswap_add_sub()
+    out += mul(s("D"), s("A"), w, s("DA"), table="share") + sqr(s("A"), w, s("AA"), table="ready")
+    out += mul(s("C"), s("B"), w, s("CB"), table="share") + sqr(s("B"), w, s("BB"), table="ready")
     out += add_sub(s("DA"), s("CB"), s("E"), s("F"))
     out += sqr(s("E"), w, s("X3"))
     out += sqr(s("F"), w, s("T"))
-    out += mul(s("T"), s("X1"), Ref("s", "x1_19", 32), s("Z3"), w_ready=True)
+    out += mul(s("T"), s("X1"), Ref("s", "x1_19", 32), s("Z3"), table="ready")
     out += mul(s("AA"), s("BB"), w, s("X2"))
     out += sub(s("AA"), s("BB"), s("E"))
     out += a24_add(s("E"), s("AA"), s("F"))
@@ -271,8 +311,8 @@ def rust():
                        "h = in(reg) h.as_mut_ptr(),", "tmp = out(reg) _,"]) + "\n"
     f, g, w, h = Ref("f"), Ref("g"), Ref("w"), Ref("h")
     step_block = block(step(), "            " + step_ops)
-    mul_block = block(masks() + mul(f, g, w, h), "            " + mul_ops)
-    sqr_block = block(masks() + sqr(f, w, h), "            " + sqr_ops)
+    mul_block = block(mul(f, g, w, h), "            " + mul_ops)
+    sqr_block = block(sqr(f, w, h), "            " + sqr_ops)
     return f'''// @generated by gen/avx2.py: do not edit; change the generator and run
 // `python3 gen/avx2.py` (CI checks that the two agree).
 

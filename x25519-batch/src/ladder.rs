@@ -9,6 +9,10 @@
 //!   `bit(word, b)` (bit `b` of the word as a mask), `mask_xor`,
 //!   `mask_none()` and `cswap(mask, &mut f, &mut g)`.
 //!
+//! `ladder!` expands the ladder and then `inversion!`, which needs only
+//! `Fe`, `mul`, `sqr` and a function `ladder`: the AVX2 backend invokes it
+//! alone, over a ladder of its own whose steps are generated assembly.
+//!
 //! The arguments are attributes for every generated function (the vector
 //! backends' `#[target_feature]`). The loops run the same number of steps
 //! for every scalar; the scalar's bits only reach `cswap`'s masks.

@@ -35,7 +35,7 @@ FIELDS = [
     ("x1_19", "Fe", "`19·x_1`, limbs 1 to 9 (limb 0 unused)."),
     ("swap", "__m256i", "The step's swap mask: all ones in the lanes to swap."),
 ]
-SCRATCH = ["a", "b", "c", "d", "aa", "bb", "da", "cb", "e", "f", "t", "w"]
+SCRATCH = ["a", "b", "c", "d", "aa", "bb", "da", "cb", "e", "f", "g", "h", "t", "w", "wa", "wb"]
 
 A24 = 121665
 TWO_P0 = 2 * ((1 << 26) - 1 - 18)
@@ -270,20 +270,26 @@ def a24_add(e, aa, h):
 
 
 def step():
-    """One step of RFC 7748 §5's ladder, after the conditional swap."""
+    """One step of RFC 7748 §5's ladder, after the conditional swap, in an
+    order that puts at least one other operation between most operations
+    and their inputs' producers, so that out-of-order execution overlaps
+    them (each ends in a serial carry chain and a store its consumer
+    loads back)."""
     s = slot
     w = s("W")
     out = cswap_add_sub()
-    out += mul(s("D"), s("A"), w, s("DA"), table="share") + sqr(s("A"), w, s("AA"), table="ready")
-    out += mul(s("C"), s("B"), w, s("CB"), table="share") + sqr(s("B"), w, s("BB"), table="ready")
+    out += mul(s("D"), s("A"), s("WA"), s("DA"), table="share")
+    out += mul(s("C"), s("B"), s("WB"), s("CB"), table="share")
+    out += sqr(s("A"), s("WA"), s("AA"), table="ready")
     out += add_sub(s("DA"), s("CB"), s("E"), s("F"))
-    out += sqr(s("E"), w, s("X3"))
+    out += sqr(s("B"), s("WB"), s("BB"), table="ready")
     out += sqr(s("F"), w, s("T"))
+    out += sqr(s("E"), w, s("X3"))
+    out += sub(s("AA"), s("BB"), s("G"))
     out += mul(s("T"), s("X1"), Ref("s", "x1_19", 32), s("Z3"), table="ready")
+    out += a24_add(s("G"), s("AA"), s("H"))
     out += mul(s("AA"), s("BB"), w, s("X2"))
-    out += sub(s("AA"), s("BB"), s("E"))
-    out += a24_add(s("E"), s("AA"), s("F"))
-    out += mul(s("E"), s("F"), w, s("Z2"))
+    out += mul(s("G"), s("H"), w, s("Z2"))
     return out
 
 

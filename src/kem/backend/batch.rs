@@ -16,8 +16,8 @@ use crate::geometry::X25519_LEN;
 /// Whether batches run on `x25519-batch`'s vector code in this process,
 /// as measured (`x25519-batch`'s README, on a Zen 4, µs per point in
 /// groups of a full vector): the IFMA ladder (6.2 in groups of 8) and the
-/// AVX2 one (14.4 in groups of 4) both beat every backend's own X25519,
-/// s2n-bignum's assembly (24.1) included, so either is taken wherever the
+/// AVX2 one (14.0 in groups of 4) both beat every backend's own X25519,
+/// s2n-bignum's assembly (23.8) included, so either is taken wherever the
 /// CPU has it.
 pub(crate) fn active() -> bool {
     !cfg!(kemsphinx_backend = "portable")
@@ -41,7 +41,7 @@ pub(crate) fn name() -> &'static str {
 
 /// Fewer points than this go to the backend's X25519 one at a time: a
 /// ladder costs the same however many of its lanes are used (IFMA: 50 µs
-/// a group of 8, AVX2: 58 µs a group of 4, against 24.1 µs a point on
+/// a group of 8, AVX2: 56 µs a group of 4, against 23.8 µs a point on
 /// s2n-bignum's assembly), so a group pays from three points on.
 pub(crate) const MIN_POINTS: usize = 3;
 

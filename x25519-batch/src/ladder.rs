@@ -9,48 +9,18 @@
 //!   `bit(word, b)` (bit `b` of the word as a mask), `mask_xor`,
 //!   `mask_none()` and `cswap(mask, &mut f, &mut g)`.
 //!
+//! `ladder!` expands the ladder and then `inversion!`, which needs only
+//! `Fe`, `mul`, `sqr` and a function `ladder`: the AVX2 backend invokes it
+//! alone, over a ladder of its own whose steps are generated assembly.
+//!
 //! The arguments are attributes for every generated function (the vector
 //! backends' `#[target_feature]`). The loops run the same number of steps
 //! for every scalar; the scalar's bits only reach `cswap`'s masks.
 
-macro_rules! ladder {
+/// The inversion and `x25519` over a backend's `ladder` function (which
+/// the AVX2 backend writes itself, as one generated block per step).
+macro_rules! inversion {
     ($(#[$attr:meta])*) => {
-        /// RFC 7748 §5's ladder over the 255 bits of the clamped scalar
-        /// `k` (bit 254 first): `(x_2, z_2)`, the projective u-coordinate
-        /// of `k·P` for the point `P` of u-coordinate `x1`.
-        $(#[$attr])*
-        fn ladder(k: &[Word; 4], x1: Fe) -> (Fe, Fe) {
-            let (mut x2, mut z2, mut x3, mut z3) = (one(), zero(), x1, one());
-            let mut swap = mask_none();
-            for (w, word) in k.iter().enumerate().rev() {
-                // Bit 255 is not part of the ladder (clamping clears it).
-                let top = if w == 3 { 62 } else { 63 };
-                for i in (0..=top).rev() {
-                    let kt = bit(*word, i);
-                    swap = mask_xor(swap, kt);
-                    cswap(swap, &mut x2, &mut x3);
-                    cswap(swap, &mut z2, &mut z3);
-                    swap = kt;
-                    let a = add(x2, z2);
-                    let aa = sqr(a);
-                    let b = sub(x2, z2);
-                    let bb = sqr(b);
-                    let e = sub(aa, bb);
-                    let c = add(x3, z3);
-                    let d = sub(x3, z3);
-                    let da = mul(d, a);
-                    let cb = mul(c, b);
-                    x3 = sqr(add(da, cb));
-                    z3 = mul(x1, sqr(sub(da, cb)));
-                    x2 = mul(aa, bb);
-                    z2 = mul(e, add(aa, mul_a24(e)));
-                }
-            }
-            cswap(swap, &mut x2, &mut x3);
-            cswap(swap, &mut z2, &mut z3);
-            (x2, z2)
-        }
-
         /// `f` squared `n` times.
         $(#[$attr])*
         fn sqr_n(f: Fe, n: u32) -> Fe {
@@ -90,5 +60,47 @@ macro_rules! ladder {
             let (x2, z2) = ladder(k, u);
             mul(x2, invert(z2))
         }
+    };
+}
+
+macro_rules! ladder {
+    ($(#[$attr:meta])*) => {
+        /// RFC 7748 §5's ladder over the 255 bits of the clamped scalar
+        /// `k` (bit 254 first): `(x_2, z_2)`, the projective u-coordinate
+        /// of `k·P` for the point `P` of u-coordinate `x1`.
+        $(#[$attr])*
+        fn ladder(k: &[Word; 4], x1: Fe) -> (Fe, Fe) {
+            let (mut x2, mut z2, mut x3, mut z3) = (one(), zero(), x1, one());
+            let mut swap = mask_none();
+            for (w, word) in k.iter().enumerate().rev() {
+                // Bit 255 is not part of the ladder (clamping clears it).
+                let top = if w == 3 { 62 } else { 63 };
+                for i in (0..=top).rev() {
+                    let kt = bit(*word, i);
+                    swap = mask_xor(swap, kt);
+                    cswap(swap, &mut x2, &mut x3);
+                    cswap(swap, &mut z2, &mut z3);
+                    swap = kt;
+                    let a = add(x2, z2);
+                    let aa = sqr(a);
+                    let b = sub(x2, z2);
+                    let bb = sqr(b);
+                    let e = sub(aa, bb);
+                    let c = add(x3, z3);
+                    let d = sub(x3, z3);
+                    let da = mul(d, a);
+                    let cb = mul(c, b);
+                    x3 = sqr(add(da, cb));
+                    z3 = mul(x1, sqr(sub(da, cb)));
+                    x2 = mul(aa, bb);
+                    z2 = mul(e, add(aa, mul_a24(e)));
+                }
+            }
+            cswap(swap, &mut x2, &mut x3);
+            cswap(swap, &mut z2, &mut z3);
+            (x2, z2)
+        }
+
+        inversion!($(#[$attr])*);
     };
 }

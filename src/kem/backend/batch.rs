@@ -1,7 +1,7 @@
 //! X25519 for a batch of points under one secret on the workspace's
 //! `x25519-batch` crate (feature `x25519-batch`, x86_64): eight points per
-//! ladder with AVX-512 IFMA, or four with AVX2 where the backend's own
-//! X25519 is slower ([`active`]), detected once per process. Otherwise
+//! ladder with AVX-512 IFMA, or four with AVX2 ([`active`]), detected
+//! once per process. Otherwise
 //! (or when the build is forced portable with
 //! `--cfg kemsphinx_backend="portable"`) [`shared_secrets`] declines and
 //! the backend's own X25519 computes each point, as for a single unwrap:
@@ -14,35 +14,17 @@ use zeroize::Zeroizing;
 use crate::geometry::X25519_LEN;
 
 /// Whether batches run on `x25519-batch`'s vector code in this process,
-/// as measured (`x25519-batch`'s README, on a Zen 4, µs per point): the
-/// IFMA ladder (6.25 in groups of 8) always beats the backends' own X25519;
-/// the AVX2 one (28.9) beats HACL\* (40.8) and `x25519-dalek` (51.7) but
-/// not s2n-bignum's assembly (23.8), so it is taken only where the backend
-/// does not run on that assembly.
+/// as measured (`x25519-batch`'s README, on a Zen 4, µs per point in
+/// groups of a full vector): the IFMA ladder (6.2 in groups of 8) and the
+/// AVX2 one (14.0 in groups of 4) both beat every backend's own X25519,
+/// s2n-bignum's assembly (23.8) included, so either is taken wherever the
+/// CPU has it.
 pub(crate) fn active() -> bool {
     !cfg!(kemsphinx_backend = "portable")
-        && match x25519_batch::backend() {
-            x25519_batch::Backend::Ifma => true,
-            x25519_batch::Backend::Avx2 => !scalar_on_assembly(),
-            _ => false,
-        }
-}
-
-/// Whether the selected backend's X25519 runs on s2n-bignum's assembly
-/// in this process.
-fn scalar_on_assembly() -> bool {
-    #[cfg(all(
-        feature = "libcrux",
-        feature = "x25519-asm",
-        not(feature = "rustcrypto")
-    ))]
-    return super::asm::available();
-    #[cfg(not(all(
-        feature = "libcrux",
-        feature = "x25519-asm",
-        not(feature = "rustcrypto")
-    )))]
-    false
+        && matches!(
+            x25519_batch::backend(),
+            x25519_batch::Backend::Ifma | x25519_batch::Backend::Avx2
+        )
 }
 
 /// The name of the batch path in this process: `"ifma"`, `"avx2"` or
@@ -59,9 +41,8 @@ pub(crate) fn name() -> &'static str {
 
 /// Fewer points than this go to the backend's X25519 one at a time: a
 /// ladder costs the same however many of its lanes are used (IFMA: 50 µs
-/// a group of 8, against 23.8 µs a point on s2n-bignum's assembly; AVX2:
-/// 118 µs a group of 4, against 40.8 on HACL\*), so a group pays from
-/// three points on.
+/// a group of 8, AVX2: 56 µs a group of 4, against 23.8 µs a point on
+/// s2n-bignum's assembly), so a group pays from three points on.
 pub(crate) const MIN_POINTS: usize = 3;
 
 /// `X25519(secret, point)` for the first `count` of `points` on the vector

@@ -6,14 +6,18 @@
 //! words; every instruction does the same to every lane, so no branch and
 //! no memory address depends on a lane's data or on the scalar (the
 //! scalar's bits become per-lane swap masks; see `ladder.rs`). Loads and
-//! stores go through `set`/`extract` intrinsics from and to arrays.
+//! stores go through `set`/`extract` intrinsics from and to arrays, or,
+//! in the AVX2 path's generated assembly ([`avx2_asm`]), through
+//! pointers into arrays that the blocks stay inside.
 //!
 //! This module holds the crate's only `unsafe` code: the two calls into
-//! `#[target_feature]` kernels in [`Fast::run`]. A [`Fast`] value can
+//! `#[target_feature]` kernels in [`Fast::run`], and [`avx2_asm`]'s three
+//! `asm!` blocks (each with its safety argument). A [`Fast`] value can
 //! only be made by [`Fast::detect`] or [`Fast::select`], after the CPU
 //! reported the features its variant needs, so those calls are sound.
 
 mod avx2;
+mod avx2_asm;
 mod ifma;
 
 use crate::{Backend, Scalars, drive};

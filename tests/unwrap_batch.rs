@@ -298,7 +298,7 @@ fn a_chosen_batch_path_unwraps_as_the_automatic_one() {
     // the others' batches may run on it meanwhile, with the same results.
     use kemsphinx::hazmat::kem_backends::{
         X25519BatchPathUnavailable, set_x25519_batch_path, x25519_batch_path,
-        x25519_batch_path_available,
+        x25519_batch_path_automatic, x25519_batch_path_available,
     };
     use x25519_batch::Backend;
 
@@ -313,6 +313,7 @@ fn a_chosen_batch_path_unwraps_as_the_automatic_one() {
         })
         .collect();
     let automatic_path = x25519_batch_path();
+    assert_eq!(x25519_batch_path_automatic(), automatic_path);
     let automatic = batch_outcomes(&live, &packets);
     assert_eq!(automatic, single);
     // The CPU's AVX2 is available to choose, unless a build flag keeps
@@ -341,6 +342,7 @@ fn a_chosen_batch_path_unwraps_as_the_automatic_one() {
             _ => "portable",
         };
         assert_eq!(x25519_batch_path(), name);
+        assert_eq!(x25519_batch_path_automatic(), automatic_path);
         let got = batch_outcomes(&live, &packets);
         set_x25519_batch_path(None).unwrap();
         assert_eq!(got, single, "{backend:?}");

@@ -248,11 +248,19 @@ pub fn x25519_asm_active() -> bool {
 /// The X25519 path a batch unwrap (`unwrap_batch`) takes in this process:
 /// `"ifma"` or `"avx2"` (the `x25519-batch` crate's vector code, feature
 /// `x25519-batch`, x86_64), or `"scalar"` (the selected backend's X25519, a
-/// point at a time); after [`set_x25519_batch_path`], the path chosen
+/// point at a time); after `set_x25519_batch_path` (x86_64), the path chosen
 /// there (`"portable"` for `x25519-batch`'s portable ladder).
 #[must_use]
 pub fn x25519_batch_path() -> &'static str {
     seam::x25519_batch_path()
+}
+
+/// The path [`x25519_batch_path`] names when no path is chosen
+/// (`set_x25519_batch_path`, x86_64): the one this CPU and build pick, `"ifma"`,
+/// `"avx2"` or `"scalar"`, whatever another thread has chosen meanwhile.
+#[must_use]
+pub fn x25519_batch_path_automatic() -> &'static str {
+    seam::x25519_batch_path_automatic()
 }
 
 /// Make every batch unwrap in this process compute its X25519 halves on

@@ -56,14 +56,21 @@ fn scalar_on_assembly() -> bool {
 /// ([`choose`]).
 #[cfg(feature = "hazmat")]
 pub(crate) fn name() -> &'static str {
-    match chosen() {
-        Some(backend) => label(backend),
-        None if active() => label(x25519_batch::backend()),
-        None => "scalar",
+    chosen().map_or_else(automatic_name, label)
+}
+
+/// The name of the path batches take in this process when no tool has
+/// chosen one: `"ifma"`, `"avx2"` or `"scalar"`.
+#[cfg(feature = "hazmat")]
+pub(crate) fn automatic_name() -> &'static str {
+    if active() {
+        label(x25519_batch::backend())
+    } else {
+        "scalar"
     }
 }
 
-/// A backend's name in [`name`].
+/// A backend's name in [`name`] and [`automatic_name`].
 #[cfg(feature = "hazmat")]
 fn label(backend: x25519_batch::Backend) -> &'static str {
     match backend {
@@ -196,7 +203,7 @@ pub(crate) fn shared_secrets<const N: usize>(
 mod tests {
     use x25519_batch::Backend;
 
-    use super::{choice, choose_if, name};
+    use super::{automatic_name, choice, choose_if, name};
 
     #[test]
     fn an_unavailable_backend_is_refused_and_changes_nothing() {
@@ -216,6 +223,11 @@ mod tests {
             choice::get(),
             Some(Backend::Portable),
             "the earlier choice stays"
+        );
+        assert_eq!(
+            automatic_name(),
+            before,
+            "the automatic path, whatever is chosen"
         );
         assert!(
             choose_if(None, |_| false),

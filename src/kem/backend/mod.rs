@@ -59,6 +59,16 @@ pub(super) fn x25519_batch_path() -> &'static str {
     "scalar"
 }
 
+/// [`x25519_batch_path`] as it is when no tool has chosen a path:
+/// `"ifma"`, `"avx2"` or `"scalar"`.
+#[cfg(feature = "hazmat")]
+pub(super) fn x25519_batch_path_automatic() -> &'static str {
+    #[cfg(all(feature = "x25519-batch", target_arch = "x86_64"))]
+    return batch::automatic_name();
+    #[cfg(not(all(feature = "x25519-batch", target_arch = "x86_64")))]
+    "scalar"
+}
+
 /// ML-KEM-768 (FIPS 203) as the hybrid uses it: keys from their 64-byte
 /// seed, encapsulation with given randomness, decapsulation with a key
 /// expanded once.

@@ -214,18 +214,33 @@ fn unwrap_table(m: &mut String, r: &Results) {
 }
 
 /// `unwrap_batch` forced onto AVX2 beside `unwrap` one at a time (the
-/// same run and packets), or why it is not timed.
+/// same run and packets); where the automatic path is AVX2, its own rows
+/// (not timed twice); or why there is none.
 fn avx2_table(m: &mut String, r: &Results) {
     let status = cases::unwrap_on_avx2();
-    let UnwrapOnAvx2::Timed { automatic, .. } = status else {
-        let _ = writeln!(m, "AVX2 path: {status}.\n");
-        return;
+    let (way, how) = match status {
+        UnwrapOnAvx2::Timed { automatic, .. } => (
+            ON_AVX2,
+            format!(
+                "`unwrap_batch` with its X25519 forced onto `x25519-batch`'s AVX2 ladder \
+                (`kem_backends::set_x25519_batch_path`, for the timed operation only; by itself \
+                it takes `{automatic}` here)"
+            ),
+        ),
+        UnwrapOnAvx2::AutomaticIsAvx2 => (
+            Way::UnwrapBatch,
+            "`unwrap_batch` takes the AVX2 path by itself here, so these are its rows above, \
+            not timed twice"
+                .to_owned(),
+        ),
+        UnwrapOnAvx2::NoAvx2 => {
+            let _ = writeln!(m, "AVX2 path: {status}.\n");
+            return;
+        }
     };
     let _ = writeln!(
         m,
-        "Unwrap per packet on the **AVX2 path on this CPU** ({}): `unwrap_batch` with its X25519 \
-        forced onto `x25519-batch`'s AVX2 ladder (`kem_backends::set_x25519_batch_path`, \
-        for the timed operation only; by itself it takes `{automatic}` here), beside the same \
+        "Unwrap per packet on the **AVX2 path on this CPU** ({}): {how}, beside the same \
         `unwrap` rows as above:\n\n\
         | queue | `unwrap` one at a time | `unwrap_batch`, AVX2 path | batched ÷ single | \
         issue 32's bound for an AVX2-only CPU |\n\
@@ -233,7 +248,7 @@ fn avx2_table(m: &mut String, r: &Results) {
         cpu_kind(status)
     );
     for n in UNWRAP_AVX2_SIZES {
-        let Some((batched, single)) = unwrap_ratio_of(r, ON_AVX2, n) else {
+        let Some((batched, single)) = unwrap_ratio_of(r, way, n) else {
             continue;
         };
         let _ = writeln!(
@@ -253,8 +268,11 @@ fn cpu_kind(status: UnwrapOnAvx2) -> &'static str {
         UnwrapOnAvx2::Timed { ifma: true, .. } => {
             "this CPU has AVX-512 IFMA, so it is not an AVX2-only CPU"
         }
-        UnwrapOnAvx2::Timed { ifma: false, .. } => "an AVX2-only CPU",
-        UnwrapOnAvx2::AutomaticIsAvx2 | UnwrapOnAvx2::NoAvx2 => "",
+        // The automatic path is AVX2 only where the CPU has no IFMA.
+        UnwrapOnAvx2::Timed { ifma: false, .. } | UnwrapOnAvx2::AutomaticIsAvx2 => {
+            "an AVX2-only CPU"
+        }
+        UnwrapOnAvx2::NoAvx2 => "no AVX2",
     }
 }
 
@@ -288,9 +306,11 @@ fn ratio_line(m: &mut String, r: &Results) {
             cpu_kind(status),
             ratios(ON_AVX2)
         )),
-        UnwrapOnAvx2::AutomaticIsAvx2 => {
-            parts.push("the automatic path is the AVX2 path here (not timed twice)".into());
-        }
+        UnwrapOnAvx2::AutomaticIsAvx2 => parts.push(format!(
+            "AVX2 path on this CPU ({cpu}; {}): the automatic path, the same figures \
+            (not timed twice)",
+            cpu_kind(status)
+        )),
         UnwrapOnAvx2::NoAvx2 => parts.push("no AVX2 path on this CPU".into()),
     }
     let _ = writeln!(

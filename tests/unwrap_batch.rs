@@ -280,3 +280,80 @@ fn batch_unwraps_a_whole_path() {
         assert_eq!(delivered, if hop == 3 { BATCH + 3 } else { 0 });
     }
 }
+
+/// The batch outcomes of `packets` under `live`, each with its buffer
+/// afterwards.
+fn batch_outcomes(live: &[&PrivateKey], packets: &[Box<[u8; PACKET_LEN]>]) -> Vec<Outcome> {
+    let mut got = packets.to_vec();
+    let results: Vec<_> = unwrap_batch(live.iter().copied(), got.iter_mut().map(|b| &mut **b))
+        .map(describe)
+        .collect();
+    results.into_iter().zip(got).collect()
+}
+
+#[cfg(all(feature = "x25519-batch", target_arch = "x86_64"))]
+#[test]
+fn a_chosen_batch_path_unwraps_as_the_automatic_one() {
+    // The only test in this binary that chooses a path (process-wide):
+    // the others' batches may run on it meanwhile, with the same results.
+    use kemsphinx::hazmat::kem_backends::{
+        X25519BatchPathUnavailable, set_x25519_batch_path, x25519_batch_path,
+        x25519_batch_path_automatic, x25519_batch_path_available,
+    };
+    use x25519_batch::Backend;
+
+    let mut rng = rng(26);
+    let (keys, packets) = mixed_packets(&mut rng, 2 * BATCH + 1);
+    let live = [&keys[0], &keys[1]];
+    let single: Vec<Outcome> = packets
+        .iter()
+        .map(|p| {
+            let mut p = p.clone();
+            (describe(unwrap_any(live, &mut p)), p)
+        })
+        .collect();
+    let automatic_path = x25519_batch_path();
+    assert_eq!(x25519_batch_path_automatic(), automatic_path);
+    let automatic = batch_outcomes(&live, &packets);
+    assert_eq!(automatic, single);
+    // The CPU's AVX2 is available to choose, unless a build flag keeps
+    // the vector code out.
+    let avx2_built = !cfg!(kemsphinx_backend = "portable") && !cfg!(x25519_backend = "portable");
+    if avx2_built && std::arch::is_x86_feature_detected!("avx2") {
+        assert!(x25519_batch_path_available(Backend::Avx2));
+    }
+    assert!(x25519_batch_path_available(Backend::Portable));
+    // A build forced portable has no vector path to choose, whatever the
+    // CPU: the refusals below run there (CI's portable step).
+    if cfg!(kemsphinx_backend = "portable") {
+        assert!(!x25519_batch_path_available(Backend::Avx2));
+        assert!(!x25519_batch_path_available(Backend::Ifma));
+    }
+    let mut chosen = 0;
+    for backend in Backend::ALL {
+        if !x25519_batch_path_available(backend) {
+            // Refused, and the automatic path stays.
+            assert_eq!(
+                set_x25519_batch_path(Some(backend)),
+                Err(X25519BatchPathUnavailable)
+            );
+            assert_eq!(x25519_batch_path(), automatic_path, "{backend:?}");
+            assert_eq!(batch_outcomes(&live, &packets), single, "{backend:?}");
+            continue;
+        }
+        set_x25519_batch_path(Some(backend)).unwrap();
+        let name = match backend {
+            Backend::Avx2 => "avx2",
+            Backend::Ifma => "ifma",
+            _ => "portable",
+        };
+        assert_eq!(x25519_batch_path(), name);
+        assert_eq!(x25519_batch_path_automatic(), automatic_path);
+        let got = batch_outcomes(&live, &packets);
+        set_x25519_batch_path(None).unwrap();
+        assert_eq!(got, single, "{backend:?}");
+        chosen += 1;
+    }
+    assert!(chosen >= 1);
+    assert_eq!(x25519_batch_path(), automatic_path);
+}

@@ -3,13 +3,16 @@
 //! to the one-at-a-time forms, and their section of the report, which
 //! [`crate::node`]'s table (the example node's packets/s) closes. The
 //! cases are `kemsphinx_support::bench::cases::batch`, the divan bench's
-//! too.
+//! too. Where the CPU has AVX2 but `unwrap_batch` takes another path by
+//! itself (IFMA), the section also gives `unwrap_batch` forced onto AVX2,
+//! so that issue 32's AVX2 ratio is measured on such a CPU, labelled as
+//! the AVX2 path on this CPU, which is not an AVX2-only CPU.
 
 use std::fmt::Write as _;
 
 use kemsphinx::hazmat::kem_backends;
 use kemsphinx_support::bench::cases::{
-    self, BatchRow, UNWRAP_SIZES, Way, X25519_SIZES, batch_rows,
+    self, BatchRow, UNWRAP_AVX2_SIZES, UNWRAP_SIZES, UnwrapOnAvx2, Way, X25519_SIZES, batch_rows,
 };
 use serde_json::{Value, json};
 
@@ -63,10 +66,22 @@ fn unwrap_batch_way() -> Way {
 
 /// `unwrap_batch` per packet ÷ `unwrap` per packet, for a queue of `n`.
 pub(crate) fn unwrap_ratio(r: &Results, n: usize) -> Option<(f64, f64)> {
+    unwrap_ratio_of(r, Way::UnwrapBatch, n)
+}
+
+/// The batched way `batched` per packet and `unwrap` per packet, for a
+/// queue of `n`.
+fn unwrap_ratio_of(r: &Results, batched: Way, n: usize) -> Option<(f64, f64)> {
     let single = per_unit(r, Way::UnwrapSingle, n)?;
-    let batched = per_unit(r, Way::UnwrapBatch, n)?;
+    let batched = per_unit(r, batched, n)?;
     Some((batched, single))
 }
+
+/// `unwrap_batch` forced onto AVX2.
+const ON_AVX2: Way = Way::UnwrapBatchOn(cases::AVX2);
+
+/// Issue 32's bound for an AVX2-only CPU.
+const AVX2_BOUND: f64 = 1.0 / 1.2;
 
 /// The bound issue 32 sets on batched ÷ single per packet for this CPU's
 /// batch path: 1/1.5 with IFMA, 1/1.2 with AVX2, none without a vector
@@ -109,6 +124,8 @@ fn tables(m: &mut String, r: &Results) {
     );
     x25519_table(m, r);
     unwrap_table(m, r);
+    avx2_table(m, r);
+    ratio_line(m, r);
 }
 
 /// X25519 per scalar multiplication, each way by batch size, with its
@@ -196,6 +213,113 @@ fn unwrap_table(m: &mut String, r: &Results) {
     );
 }
 
+/// `unwrap_batch` forced onto AVX2 beside `unwrap` one at a time (the
+/// same run and packets); where the automatic path is AVX2, its own rows
+/// (not timed twice); or why there is none.
+fn avx2_table(m: &mut String, r: &Results) {
+    let status = cases::unwrap_on_avx2();
+    let (way, how) = match status {
+        UnwrapOnAvx2::Timed { automatic, .. } => (
+            ON_AVX2,
+            format!(
+                "`unwrap_batch` with its X25519 forced onto `x25519-batch`'s AVX2 ladder \
+                (`kem_backends::set_x25519_batch_path`, for the timed operation only; by itself \
+                it takes `{automatic}` here)"
+            ),
+        ),
+        UnwrapOnAvx2::AutomaticIsAvx2 => (
+            Way::UnwrapBatch,
+            "`unwrap_batch` takes the AVX2 path by itself here, so these are its rows above, \
+            not timed twice"
+                .to_owned(),
+        ),
+        UnwrapOnAvx2::NoAvx2 => {
+            let _ = writeln!(m, "AVX2 path: {status}.\n");
+            return;
+        }
+    };
+    let _ = writeln!(
+        m,
+        "Unwrap per packet on the **AVX2 path on this CPU** ({}): {how}, beside the same \
+        `unwrap` rows as above:\n\n\
+        | queue | `unwrap` one at a time | `unwrap_batch`, AVX2 path | batched ÷ single | \
+        issue 32's bound for an AVX2-only CPU |\n\
+        | ---: | ---: | ---: | ---: | ---: |",
+        cpu_kind(status)
+    );
+    for n in UNWRAP_AVX2_SIZES {
+        let Some((batched, single)) = unwrap_ratio_of(r, way, n) else {
+            continue;
+        };
+        let _ = writeln!(
+            m,
+            "| {n} | {} | {} | **{:.3}×** | ≤ {AVX2_BOUND:.3}× |",
+            seconds(single),
+            seconds(batched),
+            batched / single,
+        );
+    }
+    let _ = writeln!(m);
+}
+
+/// What kind of CPU this is for issue 32's AVX2 bound.
+fn cpu_kind(status: UnwrapOnAvx2) -> &'static str {
+    match status {
+        UnwrapOnAvx2::Timed { ifma: true, .. } => {
+            "this CPU has AVX-512 IFMA, so it is not an AVX2-only CPU"
+        }
+        // The automatic path is AVX2 only where the CPU has no IFMA.
+        UnwrapOnAvx2::Timed { ifma: false, .. } | UnwrapOnAvx2::AutomaticIsAvx2 => {
+            "an AVX2-only CPU"
+        }
+        UnwrapOnAvx2::NoAvx2 => "no AVX2",
+    }
+}
+
+/// The ratios of the whole-batch queues in one line, each with the path
+/// and CPU it is for.
+fn ratio_line(m: &mut String, r: &Results) {
+    let ratios = |way: Way| -> String {
+        UNWRAP_AVX2_SIZES
+            .iter()
+            .filter_map(|&n| {
+                let (b, s) = unwrap_ratio_of(r, way, n)?;
+                Some(format!("{:.3}× at {n}", b / s))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let automatic = kem_backends::x25519_batch_path_automatic();
+    let cpu = &r.env.cpu;
+    let mut parts = vec![format!(
+        "automatic path (`{automatic}`) on this CPU ({cpu}): {}{}",
+        ratios(Way::UnwrapBatch),
+        unwrap_bound().map_or(String::new(), |(b, what)| format!(
+            " (bound ≤ {b:.3}×, {what})"
+        ))
+    )];
+    let status = cases::unwrap_on_avx2();
+    match status {
+        UnwrapOnAvx2::Timed { .. } => parts.push(format!(
+            "AVX2 path on this CPU ({cpu}; {}): {} (issue 32's bound for an AVX2-only CPU: \
+            ≤ {AVX2_BOUND:.3}×)",
+            cpu_kind(status),
+            ratios(ON_AVX2)
+        )),
+        UnwrapOnAvx2::AutomaticIsAvx2 => parts.push(format!(
+            "AVX2 path on this CPU ({cpu}; {}): the automatic path, the same figures \
+            (not timed twice)",
+            cpu_kind(status)
+        )),
+        UnwrapOnAvx2::NoAvx2 => parts.push("no AVX2 path on this CPU".into()),
+    }
+    let _ = writeln!(
+        m,
+        "Batched ÷ single per packet, whole batches: {}.\n",
+        parts.join("; ")
+    );
+}
+
 /// A difference of two times, negative ones with a minus sign.
 fn signed(s: f64) -> String {
     if s < 0.0 {
@@ -249,6 +373,7 @@ pub(crate) fn to_json(r: &Results, timing: impl Fn(&Timing) -> Value) -> Value {
         })
         .collect();
     json!({
+        "unwrap_on_avx2": avx2_json(r),
         "x25519_batch_backend": label_of(Way::Batch(cases::x25519_batch_selected())),
         "unwrap_batch_path": kem_backends::x25519_batch_path(),
         "unwrap_batch_size": kemsphinx::BATCH,
@@ -257,5 +382,33 @@ pub(crate) fn to_json(r: &Results, timing: impl Fn(&Timing) -> Value) -> Value {
         "x25519_per_mult": x25519,
         "unwrap_per_packet": unwrap,
         "example_node": crate::node::to_json(r),
+    })
+}
+
+/// `unwrap_batch` forced onto AVX2 for the JSON: whether it was timed,
+/// on what kind of CPU, and its ratios.
+fn avx2_json(r: &Results) -> Value {
+    let status = cases::unwrap_on_avx2();
+    let per_packet: Vec<Value> = UNWRAP_AVX2_SIZES
+        .iter()
+        .filter_map(|&n| {
+            let (batched, single) = unwrap_ratio_of(r, ON_AVX2, n)?;
+            Some(json!({
+                "n": n, "single_per_packet_ns": single * 1e9,
+                "batched_per_packet_ns": batched * 1e9, "ratio": batched / single,
+            }))
+        })
+        .collect();
+    let (timed, cpu_has_ifma) = match status {
+        UnwrapOnAvx2::Timed { ifma, .. } => ("timed", Some(ifma)),
+        UnwrapOnAvx2::AutomaticIsAvx2 => ("automatic path is avx2", None),
+        UnwrapOnAvx2::NoAvx2 => ("no avx2", None),
+    };
+    json!({
+        "status": timed,
+        "cpu_has_ifma": cpu_has_ifma,
+        "note": status.to_string(),
+        "bound_avx2_only_cpu": AVX2_BOUND,
+        "unwrap_per_packet": per_packet,
     })
 }

@@ -38,8 +38,9 @@ pub(crate) fn unwrap_and_parts(net: &Net, plan: Plan) -> Vec<Timing> {
 
 /// X25519 in batches of 1, 4, 8 and 16 on every `x25519-batch` backend
 /// this CPU has and one point at a time, and unwrap of 1, 4, 8 and 16
-/// distinct packets batched and one at a time, interleaved (`crate::batch`
-/// derives the figures per unit).
+/// distinct packets batched and one at a time, and of 8 and 16 batched
+/// with X25519 forced onto AVX2 where `cases::unwrap_on_avx2` times it,
+/// interleaved (`crate::batch` derives the figures per unit).
 pub(crate) fn batch(net: &Net, plan: Plan) -> Vec<Timing> {
     interleaved(rows(cases::batch(net).expect("fixtures")), plan)
 }

@@ -248,8 +248,67 @@ pub fn x25519_asm_active() -> bool {
 /// The X25519 path a batch unwrap (`unwrap_batch`) takes in this process:
 /// `"ifma"` or `"avx2"` (the `x25519-batch` crate's vector code, feature
 /// `x25519-batch`, x86_64), or `"scalar"` (the selected backend's X25519, a
-/// point at a time).
+/// point at a time); after `set_x25519_batch_path` (x86_64), the path chosen
+/// there (`"portable"` for `x25519-batch`'s portable ladder).
 #[must_use]
 pub fn x25519_batch_path() -> &'static str {
     seam::x25519_batch_path()
 }
+
+/// The path [`x25519_batch_path`] names when no path is chosen
+/// (`set_x25519_batch_path`, x86_64): the one this CPU and build pick, `"ifma"`,
+/// `"avx2"` or `"scalar"`, whatever another thread has chosen meanwhile.
+#[must_use]
+pub fn x25519_batch_path_automatic() -> &'static str {
+    seam::x25519_batch_path_automatic()
+}
+
+/// Make every batch unwrap in this process compute its X25519 halves on
+/// `backend` of `x25519-batch`, whatever the CPU would pick, or with
+/// `None` go back to the automatic choice. For benchmarks and tests of a
+/// path this CPU does not take by itself (AVX2 on a CPU with AVX-512
+/// IFMA): process-wide, so it changes the path of every thread's batches
+/// until set again. Results are the same on every path; only the time
+/// differs. Batches under three points still go to the KEM backend's
+/// X25519 one at a time.
+///
+/// # Errors
+///
+/// [`X25519BatchPathUnavailable`] if this CPU or build lacks `backend`
+/// ([`x25519_batch_path_available`]); the choice is then left as it was.
+#[cfg(all(feature = "x25519-batch", target_arch = "x86_64"))]
+pub fn set_x25519_batch_path(
+    backend: Option<x25519_batch::Backend>,
+) -> Result<(), X25519BatchPathUnavailable> {
+    if seam::batch::choose(backend) {
+        Ok(())
+    } else {
+        Err(X25519BatchPathUnavailable)
+    }
+}
+
+/// Whether [`set_x25519_batch_path`] accepts `backend` in this process:
+/// the CPU has its instructions and the build is not forced portable
+/// (`--cfg kemsphinx_backend="portable"`, where only
+/// `x25519_batch::Backend::Portable` is).
+#[cfg(all(feature = "x25519-batch", target_arch = "x86_64"))]
+#[must_use]
+pub fn x25519_batch_path_available(backend: x25519_batch::Backend) -> bool {
+    seam::batch::available(backend)
+}
+
+/// [`set_x25519_batch_path`] was given a backend this CPU or build does
+/// not have; nothing changed.
+#[cfg(all(feature = "x25519-batch", target_arch = "x86_64"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct X25519BatchPathUnavailable;
+
+#[cfg(all(feature = "x25519-batch", target_arch = "x86_64"))]
+impl core::fmt::Display for X25519BatchPathUnavailable {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("this CPU or build does not have that x25519-batch backend")
+    }
+}
+
+#[cfg(all(feature = "x25519-batch", target_arch = "x86_64"))]
+impl core::error::Error for X25519BatchPathUnavailable {}

@@ -10,7 +10,9 @@
 use kemsphinx::geometry::PAYLOAD_LEN;
 use kemsphinx::hazmat::kem_backends::{self, Backend};
 use kemsphinx::{Action, unwrap};
-use kemsphinx_support::bench::cases::{self, BatchRow, Input, Way};
+use std::sync::Mutex;
+
+use kemsphinx_support::bench::cases::{self, BatchRow, Input, UnwrapOnAvx2, Way};
 use kemsphinx_support::bench::{Buffers, MlKemAlone, Net};
 
 #[test]
@@ -70,7 +72,15 @@ fn mlkem_alone_is_the_selected_backends_decapsulation() {
 
 /// Each row of the batch table, run once on a fresh input: what it returned
 /// and the input afterwards.
+/// Whoever runs the batch table: its rows forced onto AVX2 choose the
+/// process's batch path while they run, which [`run_batch_rows`] checks
+/// is given back.
+static TABLE: Mutex<()> = Mutex::new(());
+
 fn run_batch_rows(net: &Net) -> Vec<(BatchRow, u64, Input)> {
+    let _table = TABLE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let rows = cases::batch_rows();
     let table = cases::batch(net).unwrap();
     assert_eq!(table.len(), rows.len());
@@ -80,6 +90,12 @@ fn run_batch_rows(net: &Net) -> Vec<(BatchRow, u64, Input)> {
             assert_eq!(case.name, row.name);
             let mut input = (case.setup)();
             let out = (case.run)(&mut input);
+            assert_eq!(
+                kem_backends::x25519_batch_path(),
+                kem_backends::x25519_batch_path_automatic(),
+                "{} gave the automatic path back",
+                row.name
+            );
             (row, out, input)
         })
         .collect()
@@ -110,6 +126,28 @@ fn batch_rows_name_their_units_and_cover_every_way() {
     }
     for n in cases::UNWRAP_SIZES {
         assert!(has(Way::UnwrapBatch, n) && has(Way::UnwrapSingle, n));
+    }
+    // unwrap_batch forced onto AVX2 at whole batches, where the CPU has
+    // AVX2 and unwrap_batch takes another path by itself; nowhere else.
+    let on_avx2: Vec<usize> = rows
+        .iter()
+        .filter(|r| matches!(r.way, Way::UnwrapBatchOn(_)))
+        .inspect(|r| assert_eq!(r.way, Way::UnwrapBatchOn(x25519_batch::Backend::Avx2)))
+        .map(|r| r.n)
+        .collect();
+    let status = cases::unwrap_on_avx2();
+    match status {
+        UnwrapOnAvx2::Timed { automatic, .. } => {
+            assert_eq!(on_avx2, cases::UNWRAP_AVX2_SIZES);
+            assert_ne!(automatic, "avx2");
+            assert!(lanes.contains(&x25519_batch::Backend::Avx2));
+        }
+        UnwrapOnAvx2::AutomaticIsAvx2 | UnwrapOnAvx2::NoAvx2 => assert!(on_avx2.is_empty()),
+    }
+    if lanes.contains(&x25519_batch::Backend::Avx2)
+        && kem_backends::x25519_batch_path_automatic() != "avx2"
+    {
+        assert!(matches!(status, UnwrapOnAvx2::Timed { .. }), "{status}");
     }
     let names = cases::batch_names();
     assert!(
@@ -165,8 +203,13 @@ fn the_unwrap_rows_unwrap_the_same_distinct_packets_alike() {
         };
         let (batched, single) = (after(Way::UnwrapBatch), after(Way::UnwrapSingle));
         assert_eq!(batched.len(), n);
-        // Both forwarded the same packets: the queue's first n, unwrapped.
+        // Both forwarded the same packets: the queue's first n, unwrapped;
+        // and so did unwrap_batch forced onto AVX2, where it has rows.
         assert!(batched == single);
+        let forced = Way::UnwrapBatchOn(x25519_batch::Backend::Avx2);
+        if runs.iter().any(|(r, ..)| r.way == forced && r.n == n) {
+            assert!(after(forced) == single);
+        }
         for (out, original) in single.iter().zip(&queue) {
             let mut p = original.clone();
             let unwrapped = unwrap(net.first_key(), &mut p).unwrap();

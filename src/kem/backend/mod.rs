@@ -50,11 +50,21 @@ pub(super) mod rustcrypto;
 
 /// The name of the X25519 batch path a batch unwrap takes in this process
 /// (`"ifma"`, `"avx2"`, or `"scalar"`: the backend's X25519, a point at a
-/// time).
+/// time; `"portable"` only when a tool chose that ladder).
 #[cfg(feature = "hazmat")]
 pub(super) fn x25519_batch_path() -> &'static str {
     #[cfg(all(feature = "x25519-batch", target_arch = "x86_64"))]
     return batch::name();
+    #[cfg(not(all(feature = "x25519-batch", target_arch = "x86_64")))]
+    "scalar"
+}
+
+/// [`x25519_batch_path`] as it is when no tool has chosen a path:
+/// `"ifma"`, `"avx2"` or `"scalar"`.
+#[cfg(feature = "hazmat")]
+pub(super) fn x25519_batch_path_automatic() -> &'static str {
+    #[cfg(all(feature = "x25519-batch", target_arch = "x86_64"))]
+    return batch::automatic_name();
     #[cfg(not(all(feature = "x25519-batch", target_arch = "x86_64")))]
     "scalar"
 }

@@ -30,8 +30,9 @@ use super::{Broken, Buffers, MlKemAlone, Net, Packet, blake2b_kem_work};
 mod batch;
 
 pub use batch::{
-    BatchRow, UNWRAP_SIZES, Way, X25519_SIZES, batch, batch_names, batch_row, batch_rows,
-    x25519_batch_backends, x25519_batch_selected,
+    AVX2, BatchRow, UNWRAP_AVX2_SIZES, UNWRAP_SIZES, UnwrapOnAvx2, Way, X25519_SIZES, batch,
+    batch_names, batch_row, batch_rows, unwrap_on_avx2, x25519_batch_backends,
+    x25519_batch_selected,
 };
 
 /// "unwrap one hop": in both tables.

@@ -185,18 +185,21 @@ fn trim_ahead(
 }
 
 /// With a schedule: the latest epoch the node's clock is known to have
-/// reached, and the earliest store start in it. Every store is made
+/// reached, and the earliest store start in it. A turn makes a store
 /// when the epoch its start falls in, or a later one, is current (a
 /// key made ahead after the clock stepped back starts in an older
 /// epoch than the current one), and the current epoch never goes back:
 /// the latest epoch any store's start falls in is at most the one that
 /// was current when the node stopped, and is that one unless the store
 /// made when it became current is gone (skipped before the next turn).
+/// (A store made at a restart after the node was down starts in the
+/// epoch the clock named then, which the first turn makes current.)
 /// The newest store alone is not enough: after a skip and a step back
 /// it starts in an epoch older than the current one. Stores are read
-/// from the newest down, while their number is not below the latest
-/// epoch found (no older store's start falls later); `None` if there
-/// are none.
+/// from the newest down while their number is not below the latest
+/// epoch found: a store's start falls in its own epoch or an older one
+/// (but at such a restart, when the newest ones start as late); `None`
+/// if there are none.
 fn reached(
     schedule: Schedule,
     dir: &PersistDir,

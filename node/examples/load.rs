@@ -133,13 +133,35 @@ impl Args {
 }
 
 /// A fresh directory for one node's files, under the system's temporary
-/// directory; the caller removes it.
-fn scratch() -> Res<PathBuf> {
-    static MADE: AtomicUsize = AtomicUsize::new(0);
-    let n = MADE.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("load-{}-{n}", std::process::id()));
-    private_dir(&dir)?;
-    Ok(dir)
+/// directory, removed with everything in it when dropped: on every way
+/// out, an error or a panic as much as the end of a run. Declare it
+/// before the [`Node`] that uses it, so that the node is stopped first.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Res<Self> {
+        static MADE: AtomicUsize = AtomicUsize::new(0);
+        let n = MADE.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("load-{}-{n}", std::process::id()));
+        private_dir(&dir)?;
+        Ok(Self(dir))
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::remove_dir_all(&self.0) {
+            eprintln!("load: could not remove {}: {e}", self.0.display());
+        }
+    }
 }
 
 /// Make `dir` with mode 0700 (disk mode refuses a looser one).
@@ -150,9 +172,23 @@ fn private_dir(dir: &Path) -> std::io::Result<()> {
     builder.create(dir)
 }
 
+/// A child process killed (SIGKILL) and waited for when dropped, unless
+/// it has exited already: a tool that fails part-way (an error or a
+/// panic, here or in a thread of a scope) leaves no node running.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+        }
+        let _ = self.0.wait();
+    }
+}
+
 /// A `udp_node` child process.
 struct Node {
-    child: Child,
+    child: Running,
     addr: SocketAddr,
     key: PublicKey,
     lines: thread::JoinHandle<Vec<String>>,
@@ -165,7 +201,7 @@ impl Node {
         let port = UdpSocket::bind("127.0.0.1:0")?.local_addr()?.port();
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let key_file = dir.join("key.pem");
-        let mut child = Process::new(exe)
+        let child = Process::new(exe)
             .arg("--listen")
             .arg(addr.to_string())
             .arg("--publish")
@@ -173,14 +209,16 @@ impl Node {
             .args(args)
             .stdout(Stdio::piped())
             .spawn()?;
-        let out = child.stdout.take().ok_or("no stdout")?;
+        // Killed from here on if this fails.
+        let mut child = Running(child);
+        let out = child.0.stdout.take().ok_or("no stdout")?;
         let lines = thread::spawn(|| BufReader::new(out).lines().map_while(Result::ok).collect());
         let since = Instant::now();
         let key = loop {
             if let Ok(pem) = std::fs::read(&key_file) {
                 break PublicKey::from_pem(&pem)?;
             }
-            if since.elapsed() > Duration::from_secs(60) || child.try_wait()?.is_some() {
+            if since.elapsed() > Duration::from_secs(60) || child.0.try_wait()?.is_some() {
                 return Err("the node published no key".into());
             }
             thread::sleep(Duration::from_millis(20));
@@ -195,13 +233,13 @@ impl Node {
 
     /// Its CPU time so far, in seconds.
     fn cpu(&self) -> Res<f64> {
-        cpu_seconds(&format!("/proc/{}/stat", self.child.id()))
+        cpu_seconds(&format!("/proc/{}/stat", self.child.0.id()))
     }
 
     /// SIGTERM, wait, and its summary.
     fn stop(mut self) -> Res<Summary> {
-        terminate(&self.child)?;
-        self.child.wait()?;
+        terminate(&self.child.0)?;
+        self.child.0.wait()?;
         let lines = self.lines.join().map_err(|_| "reader thread")?;
         lines
             .iter()
@@ -458,7 +496,7 @@ fn phase(args: &Args, mode: &str, forged: Option<f64>, honest: f64) -> Res<f64> 
     let sink_key = PrivateKey::generate(&mut UnwrapErr(SysRng));
     let socket = sink_socket()?;
     let sink_addr = socket.local_addr()?;
-    let dir = scratch()?;
+    let dir = Scratch::new()?;
     let node = Node::start(&args.node, &dir, &latency_args(args, mode, &dir, sink_addr))?;
     let seconds = args.num("--seconds", "20")?;
     let n = if honest > 0.0 {
@@ -495,7 +533,7 @@ fn phase(args: &Args, mode: &str, forged: Option<f64>, honest: f64) -> Res<f64> 
     );
     let load = loadavg();
     let summary = node.stop()?;
-    std::fs::remove_dir_all(&dir)?;
+    drop(dir);
     let processed = summary.processed() as f64 / timed;
     println!(
         "{mode}: {} forged sent in {timed:.1} s ({:.0}/s); node processed {processed:.0}/s, \
@@ -646,7 +684,7 @@ fn throughput(args: &Args) -> Res<()> {
     let rate: u32 = args.num("--rate", "20000")?;
     let seconds: u32 = args.num("--seconds", "3")?;
     let runs: usize = args.num("--runs", "5")?;
-    let fresh = scratch()?;
+    let fresh = Scratch::new()?;
     let state: OsString = fresh.join("node").into();
     let first = Node::start(&args.node, &fresh, &["--state".into(), state])?;
     let key = first.key.clone();
@@ -673,7 +711,7 @@ fn throughput(args: &Args) -> Res<()> {
             }
         }
     }
-    std::fs::remove_dir_all(&fresh)?;
+    drop(fresh);
     // Each run's ratio (its modes ran back to back), then their median:
     // drift between runs falls out of it.
     let mut paired: Vec<f64> = match rates.as_slice() {
@@ -703,7 +741,7 @@ fn flood(
     packets: &[Packet],
     rate: f64,
 ) -> Res<f64> {
-    let dir = scratch()?;
+    let dir = Scratch::new()?;
     copy_dir(&fresh.join("node"), &dir.join("node"))?;
     let state = dir.join("node").into();
     let node = Node::start(
@@ -719,7 +757,7 @@ fn flood(
     let elapsed = start.elapsed().as_secs_f64();
     let (cpu, kernel) = (node.cpu()? - cpu0, kernel_drops(node.addr.port())?);
     let summary = node.stop()?;
-    std::fs::remove_dir_all(&dir)?;
+    drop(dir);
     println!(
         "  sent {} in {elapsed:.2} s; node accepted {}, CPU {:.0} %; kernel drops at its socket \
          {kernel}{}; forwarder: {}",

@@ -372,8 +372,12 @@ pub enum ResumeChange {
     /// lowered, or [`EpochPolicy::publish_ahead`] turned off, since the
     /// node stopped), and was deleted, files and all (packets built for
     /// its published key fail from now on; it is made again, with a new
-    /// key, when it comes within reach). The epoch that was current stays
-    /// current, and the ones ahead of it that are kept keep their order.
+    /// key, when it comes within reach). Those deleted are the highest
+    /// ones beyond what the policy asks for above the epoch current at
+    /// the restart: the one that was current when the node stopped, or
+    /// the one the clock names if later. That one (and the previous one)
+    /// is never deleted, and the ones ahead of it that are kept keep
+    /// their keys and order.
     AheadDropped {
         /// The epoch deleted.
         number: u64,

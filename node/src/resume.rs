@@ -17,7 +17,6 @@ use crate::disk::Disk;
 use crate::epochs::{Epoch, EpochPolicy, ResumeChange, Resumed};
 use crate::error::OpenError;
 use crate::rotation::{Live, new_key};
-#[cfg(doc)]
 use crate::schedule::Schedule;
 
 /// The epochs stored in `disk`'s directory resumed, as
@@ -59,12 +58,12 @@ pub(crate) fn resume(
     let make = |number: u64, ahead: bool| -> Result<Epoch, OpenError> {
         disk.fresh(policy, number, new_key(), (now, wall), ahead)
     };
-    let top_made = trim_ahead(policy, dir, &mut numbers, &mut resumed)?;
+    let scheduled = trim_ahead(policy, dir, &mut numbers, wall, &mut resumed)?;
     let further = further(policy, &mut numbers, wall);
     let (newest, found_next) = newest(policy, dir, &mut numbers, &mut resumed)?;
-    // When the newest epoch was made (with a schedule, or self-timed
-    // the next one), the current one became current.
-    let promoted = top_made.or(found_next.as_ref().map(|f| f.store.started()));
+    // When the current epoch became current: with a schedule, as
+    // `trim_ahead` found; self-timed, when the next one was made.
+    let promoted = scheduled.or(found_next.as_ref().map(|f| f.store.started()));
     let promoted = promoted.map(|made| {
         let age = wall.duration_since(made).unwrap_or_default();
         now.checked_sub(age).unwrap_or(now)
@@ -139,38 +138,86 @@ pub(crate) fn resume(
 /// With a schedule: the epochs made ahead beyond the one or more the
 /// policy now asks for ([`Schedule::with_ahead`] lowered or
 /// `publish_ahead` turned off since the node stopped), deleted and
-/// said ([`ResumeChange::AheadDropped`]), highest first, so that what
-/// is left is previous, current and the epochs still asked for (one,
-/// if none are, for [`newest`] to tell a
-/// `publish_ahead` turned off). Which epochs were ahead is read from
-/// the newest store's start: it was made when the epoch its start
-/// falls in became current (the clock at the restart, which may have
-/// stepped, is not used); that start is returned, as when the current
-/// epoch became current. Taken from `numbers`.
+/// said ([`ResumeChange::AheadDropped`]), highest first. Taken from
+/// `numbers`.
+///
+/// The rule: of the epochs numbered above the one current at the
+/// restart, the lowest `k` are kept (one, if none are asked for, for
+/// [`newest`] to tell a `publish_ahead` turned off) and the rest
+/// dropped; nothing at or below it (current, previous) ever is. The
+/// epoch current at the restart is the latest one the node's clock is
+/// known to have reached ([`reached`]), or the one `wall` names if that
+/// is later (the first turn makes it current anyway, with the key
+/// published for it). If every epoch is above it (a store that would
+/// tell is gone), none is dropped.
+///
+/// Returns when the epoch current at the restart became current: the
+/// start of the store made at that turn, or `wall` if the clock names
+/// a later epoch.
 fn trim_ahead(
     policy: &EpochPolicy,
     dir: &PersistDir,
     numbers: &mut Vec<u64>,
+    wall: SystemTime,
     resumed: &mut Resumed,
 ) -> Result<Option<SystemTime>, OpenError> {
-    let (Some(schedule), Some(&top)) = (policy.schedule, numbers.last()) else {
+    let Some(schedule) = policy.schedule else {
         return Ok(None);
     };
-    let made = dir.open(top)?.store.started();
-    let current = schedule.epoch(made);
+    let Some((latest, since)) = reached(schedule, dir, numbers)? else {
+        return Ok(None);
+    };
+    let (current, since) = match schedule.epoch(wall) {
+        named if named > latest => (named, wall),
+        _ => (latest, since),
+    };
     let keep = policy.ahead().max(1);
     let ahead = numbers.iter().filter(|&&n| n > current).count();
-    // Never all of them: an epoch at or below the one that was
-    // current stays, to be current.
     if ahead >= numbers.len() {
-        return Ok(Some(made));
+        return Ok(Some(since));
     }
     for _ in keep..ahead {
         let Some(number) = numbers.pop() else { break };
         dir.retire(number, || {})?;
         resumed.changes.push(ResumeChange::AheadDropped { number });
     }
-    Ok(Some(made))
+    Ok(Some(since))
+}
+
+/// With a schedule: the latest epoch the node's clock is known to have
+/// reached, and the earliest store start in it. A turn makes a store
+/// when the epoch its start falls in, or a later one, is current (a
+/// key made ahead after the clock stepped back starts in an older
+/// epoch than the current one), and the current epoch never goes back:
+/// the latest epoch any store's start falls in is at most the one that
+/// was current when the node stopped, and is that one unless the store
+/// made when it became current is gone (skipped before the next turn).
+/// (A store made at a restart after the node was down starts in the
+/// epoch the clock named then, which the first turn makes current.)
+/// The newest store alone is not enough: after a skip and a step back
+/// it starts in an epoch older than the current one. Stores are read
+/// from the newest down while their number is not below the latest
+/// epoch found: a store's start falls in its own epoch or an older one
+/// (but at such a restart, when the newest ones start as late); `None`
+/// if there are none.
+fn reached(
+    schedule: Schedule,
+    dir: &PersistDir,
+    numbers: &[u64],
+) -> Result<Option<(u64, SystemTime)>, OpenError> {
+    let mut latest: Option<(u64, SystemTime)> = None;
+    for &number in numbers.iter().rev() {
+        if latest.is_some_and(|(epoch, _)| number < epoch) {
+            break;
+        }
+        let started = dir.open(number)?.store.started();
+        let epoch = schedule.epoch(started);
+        latest = match latest {
+            Some((e, at)) if e > epoch || (e == epoch && at <= started) => Some((e, at)),
+            _ => Some((epoch, started)),
+        };
+    }
+    Ok(latest)
 }
 
 /// With a schedule and keys made more than one epoch ahead: the

@@ -10,8 +10,9 @@
 )]
 
 mod common;
+#[path = "common/recorder.rs"]
+mod recorder;
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use chacha20::ChaCha20Rng;
@@ -19,45 +20,9 @@ use common::{Client, datagram, scratch};
 use kemsphinx_node::kemsphinx::PrivateKey;
 use kemsphinx_node::kemsphinx::geometry::PACKET_LEN;
 use kemsphinx_node::{Dropped, EpochPolicy, Keyring, self_check};
-use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use metrics_util::debugging::DebugValue;
 use rand_core::SeedableRng;
-
-/// name{label=value} → value, counters since the last snapshot.
-fn read(snapshotter: &Snapshotter) -> HashMap<String, DebugValue> {
-    snapshotter
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .map(|(key, _, _, value)| {
-            let labels: Vec<String> = key
-                .key()
-                .labels()
-                .map(|l| format!("{}={}", l.key(), l.value()))
-                .collect();
-            let name = if labels.is_empty() {
-                key.key().name().to_owned()
-            } else {
-                format!("{}{{{}}}", key.key().name(), labels.join(","))
-            };
-            (name, value)
-        })
-        .collect()
-}
-
-fn counter(m: &HashMap<String, DebugValue>, name: &str) -> u64 {
-    match m.get(name) {
-        Some(DebugValue::Counter(n)) => *n,
-        None => 0,
-        other => panic!("{name}: {other:?}"),
-    }
-}
-
-fn gauge(m: &HashMap<String, DebugValue>, name: &str) -> f64 {
-    match m.get(name) {
-        Some(DebugValue::Gauge(g)) => g.0,
-        other => panic!("{name}: {other:?}"),
-    }
-}
+use recorder::{counter, gauge, read};
 
 fn policy() -> EpochPolicy {
     EpochPolicy {
@@ -70,9 +35,7 @@ fn policy() -> EpochPolicy {
 
 #[test]
 fn counters_gauges_and_histogram_under_katzenpost_names() {
-    let recorder = DebuggingRecorder::new();
-    let snapshotter = recorder.snapshotter();
-    recorder.install().unwrap();
+    let snapshotter = recorder::install();
 
     // The start-up self-check's rates.
     let check = self_check(Duration::from_millis(20)).unwrap();

@@ -12,22 +12,20 @@
 #![allow(dead_code)]
 
 mod common;
-
-use std::collections::HashMap;
+#[path = "common/recorder.rs"]
+mod recorder;
 
 use chacha20::ChaCha20Rng;
 use common::Client;
 use kemsphinx_node::kemsphinx::PrivateKey;
 use kemsphinx_node::kemsphinx::geometry::PACKET_LEN;
 use kemsphinx_node::{EpochPolicy, Keyring};
-use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 use rand_core::SeedableRng;
+use recorder::{counter, gauge, read};
 
 #[test]
 fn a_batch_counts_each_datagram_as_receive_does() {
-    let recorder = DebuggingRecorder::new();
-    let snapshotter = recorder.snapshotter();
-    recorder.install().unwrap();
+    let snapshotter = recorder::install();
 
     let policy = EpochPolicy {
         capacity: 1_000,
@@ -48,34 +46,16 @@ fn a_batch_counts_each_datagram_as_receive_does() {
     ];
     keyring.receive_batch(batch.iter_mut().map(Vec::as_mut_slice), |_, _| {});
 
-    let m: HashMap<String, DebugValue> = snapshotter
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .map(|(key, _, _, value)| {
-            let labels: Vec<String> = key
-                .key()
-                .labels()
-                .map(|l| format!("{}={}", l.key(), l.value()))
-                .collect();
-            (format!("{}{:?}", key.key().name(), labels), value)
-        })
-        .collect();
-    let counter = |name: &str| match m.get(name) {
-        Some(DebugValue::Counter(n)) => *n,
-        other => panic!("{name}: {other:?} in {m:?}"),
-    };
-    assert_eq!(counter("katzenpost_sphinx_unwraps_total[]"), 2);
-    assert_eq!(counter("katzenpost_replayed_packets_total[]"), 1);
-    assert_eq!(counter("katzenpost_dropped_packets_total[]"), 3);
+    let m = read(&snapshotter);
+    assert_eq!(counter(&m, "katzenpost_sphinx_unwraps_total"), 2);
+    assert_eq!(counter(&m, "katzenpost_replayed_packets_total"), 1);
+    assert_eq!(counter(&m, "katzenpost_dropped_packets_total"), 3);
     for reason in ["replay", "version", "length"] {
-        let name = format!("katzenpost_dropped_reason_total[\"reason={reason}\"]");
-        assert_eq!(counter(&name), 1, "{reason}");
+        let name = format!("katzenpost_dropped_reason_total{{reason={reason}}}");
+        assert_eq!(counter(&m, &name), 1, "{reason}");
     }
-    match m.get("kemsphinx_node_epoch_fill[\"role=current\"]") {
-        Some(DebugValue::Gauge(g)) => assert!((g.0 - 2.0 / 1_000.0).abs() < 1e-12),
-        other => panic!("fill: {other:?}"),
-    }
+    let fill = gauge(&m, "kemsphinx_node_epoch_fill{role=current}");
+    assert!((fill - 2.0 / 1_000.0).abs() < 1e-12, "{fill}");
     assert_eq!(keyring.accepted(), 2);
     assert_eq!(keyring.drops().total(), 3);
 }

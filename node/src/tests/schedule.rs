@@ -582,3 +582,114 @@ fn fewer_keys_ahead_at_a_restart_drops_the_extra_ones_in_order() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// Fewer keys ahead asked at a restart after the clock stepped back
+/// while the node ran, between a skip and the key it then made ahead:
+/// the newest store was made in an epoch older than the current one.
+/// The epochs dropped are still the highest beyond the `k` now asked
+/// for above the epoch current at the restart (the one that was current
+/// when the node stopped, or the one the clock names, if later), never
+/// the one to become current (before: the current epoch was read from
+/// the newest store's start alone, so an older epoch became current
+/// again, or the one the clock names was dropped and made again with a
+/// new key, its published one lost).
+#[test]
+fn fewer_keys_ahead_after_a_step_back_and_a_skip_keep_the_current_epoch() {
+    use crate::ResumeChange;
+    let b = BASE;
+    let later = |n: u64| begins(n) + Duration::from_secs(1);
+    for (case, ahead, wall, current, dropped) in [
+        (
+            "k 3 to 1, clock still back",
+            1,
+            later(b),
+            b + 2,
+            vec![b + 5, b + 4],
+        ),
+        (
+            "k 3 to 1, clock in b+3",
+            1,
+            later(b + 3),
+            b + 3,
+            vec![b + 5],
+        ),
+        (
+            "k 3 to 2, clock still back",
+            2,
+            later(b),
+            b + 2,
+            vec![b + 5],
+        ),
+        (
+            "publish_ahead off, clock back",
+            0,
+            later(b),
+            b + 2,
+            vec![b + 5, b + 4],
+        ),
+    ] {
+        let dir = scratch("sched-ahead-back");
+        let (ring, _) = Keyring::open_at(policy_ahead(3), &dir, later(b)).unwrap();
+        assert_eq!(numbers(&ring), [b + 1, b + 2, b + 3], "{case}");
+        // A step forward into b+2: b+1 skipped, b+2 started (b+4 made
+        // ahead then, in b+2) ...
+        let skip = ring.turn_at(Instant::now(), later(b + 2));
+        assert_eq!(skip, Some(Turn::Skipped { number: b + 1 }), "{case}");
+        let start = ring.turn_at(Instant::now(), later(b + 2));
+        assert!(
+            matches!(start, Some(Turn::Started { number, .. }) if number == b + 2),
+            "{case}"
+        );
+        // ... then back into b: the key still missing ahead, b+5, is
+        // made there.
+        assert_eq!(
+            turns(&ring, later(b)),
+            [Turn::Ahead { number: b + 5 }],
+            "{case}"
+        );
+        assert_eq!(ring.current().number, b + 2, "{case}");
+        let (was_current, was_ahead) = (ring.current(), ring.ahead());
+        assert_eq!(numbers(&ring), [b + 3, b + 4, b + 5], "{case}");
+        drop(ring);
+        let policy = match ahead {
+            0 => EpochPolicy {
+                publish_ahead: false,
+                ..policy_ahead(1)
+            },
+            k => policy_ahead(k),
+        };
+        let (ring, resumed) = Keyring::open_at(policy, &dir, wall).unwrap();
+        println!("{case}: {resumed}");
+        assert_eq!(ring.current().number, current, "{case}");
+        // The key published for it is the one resumed.
+        let published = std::iter::once(&was_current)
+            .chain(&was_ahead)
+            .find(|e| e.number == current)
+            .unwrap();
+        assert_eq!(ring.current().public_key, published.public_key, "{case}");
+        let mut said: Vec<ResumeChange> = dropped
+            .iter()
+            .map(|&number| ResumeChange::AheadDropped { number })
+            .collect();
+        let top_kept = dropped.last().unwrap() - 1;
+        if ahead == 0 {
+            said.push(ResumeChange::PublishAheadTurnedOff { dropped: top_kept });
+        }
+        assert_eq!(resumed.changes, said, "{case}");
+        // The keys kept ahead are the ones published for those epochs.
+        let want: Vec<_> = was_ahead
+            .iter()
+            .filter(|e| e.number > current && e.number < top_kept + u64::from(ahead > 0))
+            .cloned()
+            .collect();
+        assert_eq!(ring.ahead(), want, "{case}");
+        // At the next boundary the next key (published) becomes current.
+        let _ = turns(&ring, begins(current + 1) + GRACE);
+        assert_eq!(ring.current().number, current + 1, "{case}");
+        if let Some(next) = want.first() {
+            assert_eq!(ring.current().public_key, next.public_key, "{case}");
+        }
+        drop(ring);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

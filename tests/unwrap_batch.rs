@@ -291,7 +291,9 @@ fn batch_outcomes(live: &[&PrivateKey], packets: &[Box<[u8; PACKET_LEN]>]) -> Ve
     results.into_iter().zip(got).collect()
 }
 
-#[cfg(all(feature = "x25519-batch", target_arch = "x86_64"))]
+// Needs `hazmat` to choose the path: on in the repository (the tests'
+// dev-dependency on this crate), off in the published package's tests.
+#[cfg(all(feature = "hazmat", feature = "x25519-batch", target_arch = "x86_64"))]
 #[test]
 fn a_chosen_batch_path_unwraps_as_the_automatic_one() {
     // The only test in this binary that chooses a path (process-wide):

@@ -407,6 +407,18 @@ fn policy_ahead(k: u32) -> EpochPolicy {
     }
 }
 
+/// A restart's policy asking for `k` keys ahead; 0 is `publish_ahead`
+/// turned off.
+fn policy_asking(k: u32) -> EpochPolicy {
+    match k {
+        0 => EpochPolicy {
+            publish_ahead: false,
+            ..policy_ahead(1)
+        },
+        k => policy_ahead(k),
+    }
+}
+
 fn numbers(k: &Keyring) -> Vec<u64> {
     k.ahead().iter().map(|e| e.number).collect()
 }
@@ -546,13 +558,7 @@ fn fewer_keys_ahead_at_a_restart_drops_the_extra_ones_in_order() {
         let (current, made) = (ring.current(), ring.ahead());
         assert_eq!(numbers(&ring), [BASE + 2, BASE + 3, BASE + 4]);
         drop(ring);
-        let policy = match ahead {
-            0 => EpochPolicy {
-                publish_ahead: false,
-                ..policy_ahead(1)
-            },
-            k => policy_ahead(k),
-        };
+        let policy = policy_asking(ahead);
         let (ring, resumed) = Keyring::open_at(policy, &dir, wall).unwrap();
         println!("{case}: {resumed}");
         assert_eq!(ring.current().public_key, current.public_key, "{case}");
@@ -651,13 +657,7 @@ fn fewer_keys_ahead_after_a_step_back_and_a_skip_keep_the_current_epoch() {
         let (was_current, was_ahead) = (ring.current(), ring.ahead());
         assert_eq!(numbers(&ring), [b + 3, b + 4, b + 5], "{case}");
         drop(ring);
-        let policy = match ahead {
-            0 => EpochPolicy {
-                publish_ahead: false,
-                ..policy_ahead(1)
-            },
-            k => policy_ahead(k),
-        };
+        let policy = policy_asking(ahead);
         let (ring, resumed) = Keyring::open_at(policy, &dir, wall).unwrap();
         println!("{case}: {resumed}");
         assert_eq!(ring.current().number, current, "{case}");
